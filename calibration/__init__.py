@@ -1,0 +1,1 @@
+"""Calibration: marker layout and sheets, lens intrinsics, table homography, ruler scale, drift."""

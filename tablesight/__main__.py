@@ -1,0 +1,3 @@
+from tablesight.cli import main
+
+raise SystemExit(main())

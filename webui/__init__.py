@@ -1,0 +1,1 @@
+"""The web companion: Flask app factory, JSON API, the live table page, the game book store."""
