@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scene", metavar="SCENE.json")
     p.add_argument("--catalog", metavar="FILE", action="append", default=[],
                    help="extra unit catalog file(s) (repeatable)")
-    p.set_defaults(func=_handler("rules.commands:melee"))
+    p.set_defaults(func=_handler("rules.melee_commands:melee"))
 
     p = sub.add_parser("markers", help="the marker layout (--json) or printable sheets (-o FILE.pdf)")
     p.add_argument("--json", action="store_true", help="print the layout as JSON")
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tier", choices=["easy", "standard", "hard"], default="standard")
     p.add_argument("--video", action="store_true", help="render a game-like sequence instead of still frames")
     p.add_argument("--resolution", choices=["1080p", "720p"], default="1080p")
-    p.set_defaults(func=_handler("vision.commands:synth"))
+    p.set_defaults(func=_handler("vision.synth.commands:synth"))
 
     return parser
 
