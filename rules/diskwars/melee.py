@@ -1,0 +1,381 @@
+"""Melee phase resolution (`tablesight.melee/1`): who strikes whom, when, for how much, and who falls.
+
+Pure and deterministic: `resolve_melee(scene, report, catalog, settings)` reads the engagements and their order
+from the rules report (RB p.9-10, 18, 20) and the disks' numbers from the scene (`stats`, `keywords`, `tokens`)
+or else from the unit catalog, and returns a `MeleeResult`. Rules applied (spec/diskwars-rules.md, melee phase):
+
+- Engagements are resolved in `report.melee_order.sequence`. Damage tokens carry from one engagement to the next
+  (RB p.20) and start from the scene's `tokens.damage`.
+- Inside an engagement attackers deal their attack strength, defenders their counterattack (RB p.9). Timing:
+  Swift strikes first, then the rest, then Slow (RB p.21). A disk with Swift and Slow of the same kind strikes as if
+  it had neither; several Swift (or Slow) sources do not add up (FAQ "Swift and Slow"). A disk overlapping
+  `defensive` terrain gains Swift counterattack (RB p.22). Strikes of one timing land simultaneously; wounds are
+  checked after each timing, so a disk removed earlier strikes nothing (RB p.21 Swift/Slow).
+- A disk damages ONE enemy it is engaged with in that engagement — the enemy it pins (attacker) or that pins it
+  (defender) (RB p.9, 19, 20 "enfrentarse"); Frenzy: an attacker damages every enemy it pins (RB p.21). The choice
+  is the disk's `melee_target` when that is a valid target, else the default of `MeleeSettings.default_target`.
+  A disk must deal damage if it can (RB p.20).
+- Power token: +1 attack, counter and toughness (RB p.8). Melee damage is physical (RB p.11): Resistant to
+  physical halves each strike rounded up; Immune to physical cannot be targeted nor damaged (RB p.21).
+- Damage >= toughness: a wound. Without Vigor the disk is a casualty; with Vigor it is a casualty only when it
+  already carries as many wound tokens as its Vigor, otherwise its damage tokens are replaced by one wound token
+  (RB p.10; never more than one wound from one damage step, RB p.20). The p.10 sentence says "fichas de Daño" where
+  the p.9 and p.19 examples count wound tokens; the examples decide (a reading counting damage tokens would remove
+  the River Troll of the p.19 contest example, which the book keeps).
+- Casualties leave at once. Engagements that a removal creates are not resolved in this phase (RB p.20): only the
+  report's engagements are, and only between disks still on the table.
+
+Unknown numbers are never guessed: a strike whose strength is unknown deals nothing and is listed in `missing`;
+a target whose toughness is unknown keeps its damage without a wound decision and is listed too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+from tablesight.errors import InputError
+from tablesight.formats import MELEE, format_string
+from tablesight.scene import Disk, Scene, Tokens
+
+from rules.diskwars.catalog import Catalog, keyword_parts
+from rules.report import Report
+
+TIMINGS = ("swift", "normal", "slow")
+ROLES = ("attacker", "defender")
+#: Melee damage is physical (RB p.11); "melee" lets a user catalog say "immune:melee" for the same thing.
+MELEE_DAMAGE_KINDS = ("physical", "melee")
+DEFAULT_TARGET_CHOICES = ("likely_wound", "first_by_id")
+
+
+@dataclass(frozen=True)
+class MeleeSettings:
+    """Choices the rules leave to the players or to reading.
+
+    default_target: who a disk damages when its `melee_target` is absent or not a valid target. The rules leave it
+        to the players, attackers choosing first (RB p.9, p.15). "likely_wound" (default): the valid target closest
+        to a wound — smallest (toughness + power − damage already taken − this strike's damage), unknown toughness
+        last, ties by disk id. "first_by_id": the valid target with the smallest id.
+    retarget_removed_target: when the chosen target was removed by an earlier timing (Swift) of the same
+        engagement, strike another valid target (RB p.20: a disk must deal its melee damage whenever it can). With
+        False the strike is lost (targets read as declared before any damage).
+    """
+
+    default_target: str = "likely_wound"
+    retarget_removed_target: bool = True
+
+    def __post_init__(self) -> None:
+        if self.default_target not in DEFAULT_TARGET_CHOICES:
+            raise InputError(f"melee settings: default_target must be one of {', '.join(DEFAULT_TARGET_CHOICES)}, "
+                             f"got {self.default_target!r}")
+        if not isinstance(self.retarget_removed_target, bool):
+            raise InputError("melee settings: retarget_removed_target must be true or false")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"default_target": self.default_target, "retarget_removed_target": self.retarget_removed_target}
+
+
+@dataclass(frozen=True)
+class Strike:
+    disk: str
+    target: str
+    timing: str  # swift / normal / slow
+    damage: int | None  # what the target takes (after power and resistance); None: strength unknown
+    role: str  # attacker / defender
+    strength: int | None  # the striker's attack or counter, power included
+    chosen_by: str  # "melee_target", "default", "frenzy", "only"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"disk": self.disk, "target": self.target, "timing": self.timing, "damage": self.damage,
+                "role": self.role, "strength": self.strength, "chosen_by": self.chosen_by}
+
+
+@dataclass(frozen=True)
+class MeleeStep:
+    engagement: str
+    strikes: tuple[Strike, ...] = ()
+    wounded: tuple[str, ...] = ()  # took a wound token and stayed
+    casualties: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"engagement": self.engagement, "strikes": [s.to_json() for s in self.strikes],
+                               "wounded": list(self.wounded), "casualties": list(self.casualties)}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+@dataclass(frozen=True)
+class Missing:
+    disk: str
+    stat: str
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"disk": self.disk, "stat": self.stat, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Casualty:
+    disk: str
+    player: str | None
+    unit: str | None
+    engagement: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"disk": self.disk, "player": self.player, "unit": self.unit, "engagement": self.engagement}
+
+
+@dataclass(frozen=True)
+class MeleeResult:
+    steps: tuple[MeleeStep, ...]
+    casualties: tuple[str, ...]
+    wounded: tuple[str, ...]
+    scene_after: Scene
+    casualty_details: tuple[Casualty, ...] = ()
+    missing: tuple[Missing, ...] = ()
+    settings: MeleeSettings = MeleeSettings()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": format_string(MELEE),
+            "steps": [s.to_json() for s in self.steps],
+            "casualties": list(self.casualties),
+            "wounded": list(self.wounded),
+            "casualty_details": [c.to_json() for c in self.casualty_details],
+            "missing": [m.to_json() for m in self.missing],
+            "settings": self.settings.to_json(),
+            "scene_after": self.scene_after.to_json(),
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fighter:
+    """One disk's melee numbers after catalog lookup, disk overrides, power token and terrain."""
+
+    id: str
+    player: str | None
+    unit: str | None
+    attack: int | None
+    counter: int | None
+    toughness: int | None
+    vigor: int | None
+    keywords: frozenset[str]
+    powered: bool
+    defensive_terrain: tuple[str, ...] = ()  # ids of `defensive` terrain pieces it overlaps
+
+    def strength(self, role: str) -> int | None:
+        return self.attack if role == "attacker" else self.counter
+
+    def timing(self, role: str) -> str:
+        kind = "attack" if role == "attacker" else "counter"
+        swift = f"swift:{kind}" in self.keywords or (kind == "counter" and bool(self.defensive_terrain))
+        slow = f"slow:{kind}" in self.keywords
+        if swift and slow:  # FAQ: Swift and Slow of the same kind cancel; several of one kind do not add up
+            return "normal"
+        return "swift" if swift else "slow" if slow else "normal"
+
+    def immune_to_melee(self) -> bool:
+        return any(f"immune:{k}" in self.keywords for k in MELEE_DAMAGE_KINDS)
+
+    def resistant_to_melee(self) -> bool:
+        return any(f"resistant:{k}" in self.keywords for k in MELEE_DAMAGE_KINDS)
+
+    @property
+    def frenzy(self) -> bool:
+        return "frenzy" in self.keywords
+
+
+def disk_overlaps_polygon(disk: Disk, polygon_mm: Iterable[tuple[float, float]]) -> bool:
+    """A disk overlaps a terrain piece if it covers any part of it; edge contact alone is not overlap (RB p.20)."""
+    from shapely.geometry import Point, Polygon
+
+    poly = Polygon(list(polygon_mm))
+    centre = Point(disk.x_mm, disk.y_mm)
+    if poly.contains(centre):
+        return True
+    return poly.exterior.distance(centre) < disk.radius_mm - 1e-9
+
+
+def fighter_for(disk: Disk, scene: Scene, catalog: Catalog | None) -> Fighter:
+    """Numbers for one disk: the scene's own `stats`/`keywords` first, then the catalog unit's; power adds 1."""
+    unit = catalog.unit(disk.unit) if catalog is not None else None
+    base = unit.stats if unit is not None else None
+
+    def stat(name: str) -> int | None:
+        own = getattr(disk.stats, name) if disk.stats is not None else None
+        if own is not None:
+            return own
+        return getattr(base, name) if base is not None else None
+
+    keywords = set(unit.keywords if unit is not None else ()) | set(disk.keywords)
+    powered = disk.tokens is not None and disk.tokens.power > 0
+    bonus = 1 if powered else 0
+
+    def plus(v: int | None) -> int | None:
+        return None if v is None else v + bonus
+
+    defensive = tuple(t.id for t in scene.terrain if "defensive" in t.keywords
+                      and disk_overlaps_polygon(disk, t.polygon_mm))
+    return Fighter(id=disk.id, player=disk.player, unit=disk.unit, attack=plus(stat("attack")),
+                   counter=plus(stat("counter")), toughness=plus(stat("toughness")), vigor=stat("vigor"),
+                   keywords=frozenset(keywords), powered=powered, defensive_terrain=defensive)
+
+
+def _enemies(a: Disk, b: Disk) -> bool:
+    return a.player is not None and b.player is not None and a.player != b.player
+
+
+def resolve_melee(scene: Scene, report: Report, catalog: Catalog | None = None,
+                  settings: MeleeSettings | None = None) -> MeleeResult:
+    """Resolve the melee phase of `scene` given its rules `report`; see the module docstring for the rules."""
+    settings = settings or MeleeSettings()
+    disks = {d.id: d for d in scene.disks}
+    fighters = {d.id: fighter_for(d, scene, catalog) for d in scene.disks}
+    damage = {d.id: (d.tokens.damage if d.tokens else 0) for d in scene.disks}
+    wounds = {d.id: (d.tokens.wound if d.tokens else 0) for d in scene.disks}
+    touched: set[str] = set()
+    alive = set(disks)
+    # Engaged pairs (pinner, pinned) between enemies, from the report's pins.
+    pins = {(p.pinner, p.pinned) for p in report.pins
+            if p.pinner in disks and p.pinned in disks and _enemies(disks[p.pinner], disks[p.pinned])}
+    missing: dict[tuple[str, str], Missing] = {}
+    steps: list[MeleeStep] = []
+    casualties: list[Casualty] = []
+    wounded: list[str] = []
+
+    def note_missing(disk_id: str, stat: str, note: str) -> None:
+        missing.setdefault((disk_id, stat), Missing(disk_id, stat, note))
+
+    known_ids = {e.id for e in report.engagements}
+    sequence = list(report.melee_order.sequence) or [e.id for e in report.engagements]
+    for eid in sequence:
+        if eid not in known_ids:
+            raise InputError(f"report: melee_order.sequence names unknown engagement {eid!r}")
+    leftover = [e.id for e in report.engagements if e.id not in sequence]  # a report that forgot one: still fight
+    for eid in sequence + leftover:
+        eng = report.engagement(eid)
+        roles = {d: "attacker" for d in eng.attackers} | {d: "defender" for d in eng.defenders}
+        notes: list[str] = []
+        strikes_all: list[Strike] = []
+        step_wounded: list[str] = []
+        step_casualties: list[str] = []
+        for d in roles:
+            if d not in disks:
+                raise InputError(f"report: engagement {eid} names disk {d!r} that is not in the scene")
+        if not any(d in alive for d in eng.attackers) or not any(d in alive for d in eng.defenders):
+            notes.append("not fought: one side was removed earlier in this phase")
+            steps.append(MeleeStep(engagement=eid, notes=tuple(notes)))
+            continue
+
+        def valid_targets(d: str) -> list[str]:
+            if roles[d] == "attacker":
+                cands = [t for t in eng.defenders if (d, t) in pins]
+            else:
+                cands = [t for t in eng.attackers if (t, d) in pins]
+            return sorted(t for t in cands if t in alive and not fighters[t].immune_to_melee())
+
+        def closeness(t: str, strength: int) -> tuple:
+            f = fighters[t]
+            if f.toughness is None:
+                return (1, 0, t)
+            dealt = math.ceil(strength / 2) if f.resistant_to_melee() else strength
+            return (0, f.toughness - damage[t] - dealt, t)
+
+        for timing in TIMINGS:
+            strikers = [d for d in sorted(eng.attackers) + sorted(eng.defenders)
+                        if d in alive and fighters[d].timing(roles[d]) == timing]
+            strikes: list[Strike] = []
+            for d in strikers:
+                f = fighters[d]
+                role = roles[d]
+                strength = f.strength(role)
+                if strength is None:
+                    note_missing(d, "attack" if role == "attacker" else "counter",
+                                 f"unknown {'attack' if role == 'attacker' else 'counterattack'} strength: "
+                                 f"its strikes deal no damage here")
+                targets = valid_targets(d)
+                if not targets:
+                    notes.append(f"{d} strikes nothing: no enemy it is engaged with can be damaged")
+                    continue
+                chosen: list[tuple[str, str]]
+                wish = disks[d].melee_target
+                if f.frenzy and role == "attacker":
+                    chosen = [(t, "frenzy") for t in targets]
+                elif wish in targets:
+                    chosen = [(wish, "melee_target")]
+                elif wish is not None and not settings.retarget_removed_target and wish in step_casualties:
+                    notes.append(f"{d} strikes nothing: its target {wish} was removed before its timing")
+                    continue
+                else:
+                    if wish is not None and wish in roles and wish in alive:
+                        notes.append(f"{d}: melee_target {wish} is not an enemy it is engaged with; default used")
+                    if len(targets) == 1:
+                        chosen = [(targets[0], "only")]
+                    elif settings.default_target == "first_by_id" or strength is None:
+                        chosen = [(targets[0], "default")]
+                    else:
+                        chosen = [(min(targets, key=lambda t: closeness(t, strength)), "default")]
+                for t, how in chosen:
+                    dealt = None
+                    if strength is not None:
+                        dealt = math.ceil(strength / 2) if fighters[t].resistant_to_melee() else strength
+                    strikes.append(Strike(disk=d, target=t, timing=timing, damage=dealt, role=role,
+                                          strength=strength, chosen_by=how))
+            # Strikes of one timing land together; then every disk hit is checked once for a wound.
+            hit: list[str] = []
+            for s in strikes:
+                if s.damage:
+                    damage[s.target] += s.damage
+                    touched.add(s.target)
+                    if s.target not in hit:
+                        hit.append(s.target)
+            for t in sorted(hit):
+                f = fighters[t]
+                if f.toughness is None:
+                    note_missing(t, "toughness", f"unknown toughness: {damage[t]} damage kept, no wound decided")
+                    continue
+                if damage[t] < f.toughness:
+                    continue
+                vigor = f.vigor
+                if vigor is None:
+                    vigor = 0
+                    if f.toughness is not None and (disks[t].stats is None or disks[t].stats.vigor is None):
+                        note_missing(t, "vigor", "vigor not stated: taken as 0 (no vigor) for this wound")
+                if wounds[t] < vigor:
+                    wounds[t] += 1
+                    damage[t] = 0
+                    step_wounded.append(t)
+                    if t not in wounded:
+                        wounded.append(t)
+                else:
+                    alive.discard(t)
+                    step_casualties.append(t)
+                    casualties.append(Casualty(disk=t, player=disks[t].player, unit=disks[t].unit, engagement=eid))
+            strikes_all.extend(strikes)
+        steps.append(MeleeStep(engagement=eid, strikes=tuple(strikes_all), wounded=tuple(step_wounded),
+                               casualties=tuple(step_casualties), notes=tuple(notes)))
+
+    after = []
+    for d in scene.disks:
+        if d.id not in alive:
+            continue
+        if d.id in touched or (d.tokens is not None and (d.tokens.damage, d.tokens.wound) != (damage[d.id], wounds[d.id])):
+            base = d.tokens or Tokens()
+            d = replace(d, tokens=replace(base, damage=damage[d.id], wound=wounds[d.id]))
+        after.append(d)
+    casualty_ids = tuple(c.disk for c in casualties)
+    return MeleeResult(
+        steps=tuple(steps),
+        casualties=casualty_ids,
+        wounded=tuple(w for w in wounded if w not in casualty_ids),
+        scene_after=scene.with_disks(after),
+        casualty_details=tuple(casualties),
+        missing=tuple(missing.values()),
+        settings=settings,
+    )

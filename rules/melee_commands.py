@@ -1,0 +1,50 @@
+"""`tablesight melee SCENE.json [--catalog FILE]...`: the I/O shell around `rules.diskwars.melee.resolve_melee`.
+
+Also the one place that reads catalog files (`load_catalogs`), for the command line and the web page alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Iterable
+
+from tablesight.errors import InputError
+from tablesight.formats import dump_json, load_json_file
+
+CATALOG_DIR = Path(__file__).resolve().parent / "diskwars" / "catalog"
+
+
+def builtin_catalog_paths() -> list[Path]:
+    """The shipped catalog files, in name order."""
+    return sorted(CATALOG_DIR.glob("*.json"))
+
+
+def load_catalogs(extra_paths: Iterable[str | Path] = (), include_builtin: bool = True):
+    """The shipped catalog merged with the user's files (in the order given; later units replace same keys)."""
+    from rules.diskwars.catalog import merge_catalogs
+
+    paths = (builtin_catalog_paths() if include_builtin else []) + [Path(p) for p in extra_paths]
+    return merge_catalogs((f"catalog '{p}'", load_json_file(p, what="catalog")) for p in paths)
+
+
+def melee_json(scene, catalog=None, settings=None) -> dict:
+    """Scene -> rules report -> melee resolution, as the `tablesight.melee/1` document."""
+    from rules.diskwars.melee import resolve_melee
+    from rules.diskwars.report import build_report
+
+    report = build_report(scene)
+    return resolve_melee(scene, report, catalog=catalog, settings=settings).to_json()
+
+
+def melee(args: argparse.Namespace) -> int:
+    from tablesight.scene import load_scene
+
+    scene = load_scene(args.scene)
+    catalog = load_catalogs(getattr(args, "catalog", []) or [])
+    try:
+        import rules.diskwars.report  # noqa: F401
+    except ImportError:
+        raise InputError("the rules report (rules.diskwars.report) is not available in this installation") from None
+    print(dump_json(melee_json(scene, catalog=catalog)))
+    return 0
