@@ -1,0 +1,437 @@
+"""The web companion's Flask app: the live table page, the calibration page and the JSON API (docs/webui.md).
+
+`create_app(feed, data_dir, token=None)` builds it around a feed (anything with the `vision.live.LiveTable`
+methods). One background thread blocks on `feed.wait_for_change` and wakes every page's server-sent-event
+stream (`/api/events`); pages then fetch `/api/view` — the corrected scene, its report and the health line,
+computed once per (scene version, corrections revision) however many phones are watching.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from flask import Flask, Response, abort, jsonify, render_template, request
+
+from tablesight.errors import InputError
+from tablesight.scene import Scene
+from webui import queries
+from webui.corrections import Corrections, TERRAIN_NAME_KEYWORDS
+from webui.feeds import health_json
+from webui.security import TOKEN_HEADER, host_name, is_loopback, new_token, same_origin, same_token
+
+SSE_KEEPALIVE_S = 15.0
+_STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
+
+
+@dataclass(frozen=True)
+class View:
+    """One corrected scene and everything the page draws from it."""
+
+    key: str  # "<scene version>.<corrections revision>": changes whenever the page must redraw
+    version: int
+    busy: bool
+    raw_scene: Scene
+    scene: Scene
+    report: Any | None  # rules.report.Report, None when the rules could not judge this scene
+    report_json: dict[str, Any] | None
+    report_error: str | None
+    frame_jpeg: bytes | None
+
+
+def _build_report(scene: Scene) -> Any:
+    from rules.diskwars.report import build_report
+
+    return build_report(scene)
+
+
+class Companion:
+    """The state behind one app: the feed, the corrections, the cached view and the event hub."""
+
+    def __init__(self, feed: Any, data_dir: Path, token: str | None,
+                 report_builder: Callable[[Scene], Any] = _build_report) -> None:
+        self.feed = feed
+        self.data_dir = data_dir
+        self.token = token
+        # On loopback the page gets a per-start write key inside its HTML (see webui/security.py).
+        self.write_key = token or new_token()
+        self.corrections = Corrections(data_dir)
+        self._report_builder = report_builder
+        self._view_lock = threading.Lock()
+        self._view: View | None = None
+        self._hub = threading.Condition()
+        self._seq = 0
+        self._event: dict[str, Any] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the view ----------------------------------------------------------------------------------------------
+    def view(self) -> View:
+        st = self.feed.state()
+        key = f"{st.version}.{self.corrections.revision}"
+        with self._view_lock:
+            v = self._view
+            if v is not None and v.key == key:
+                if v.busy != st.busy or (v.frame_jpeg is None and st.frame_jpeg is not None):
+                    v = View(v.key, v.version, st.busy, v.raw_scene, v.scene, v.report, v.report_json,
+                             v.report_error, v.frame_jpeg or st.frame_jpeg)
+                    self._view = v
+                return v
+            scene = self.corrections.apply(st.scene)
+            report, report_json, error = None, None, None
+            try:
+                report = self._report_builder(scene)
+                report_json = report.to_json()
+            except ImportError as exc:
+                error = f"the rules layer is not available: {exc}"
+            except InputError as exc:
+                error = f"the rules cannot judge this scene: {exc}"
+            v = View(key, st.version, st.busy, st.scene, scene, report, report_json, error, st.frame_jpeg)
+            self._view = v
+            return v
+
+    def health(self) -> dict[str, Any]:
+        st = self.feed.state()
+        out = health_json(st.health)
+        out["busy"] = bool(st.busy)
+        out["version"] = st.version
+        out["kind"] = getattr(self.feed, "kind", "live")
+        return out
+
+    # -- the event hub -------------------------------------------------------------------------------------------
+    def _snapshot(self) -> dict[str, Any]:
+        st = self.feed.state()
+        return {"key": f"{st.version}.{self.corrections.revision}", "version": st.version, "busy": bool(st.busy),
+                "health": health_json(st.health)}
+
+    def poke(self) -> None:
+        """Publish the current state to every event stream (after a correction, or when the feed changed)."""
+        snap = self._snapshot()
+        with self._hub:
+            if snap != self._event:
+                self._event = snap
+                self._seq += 1
+                self._hub.notify_all()
+
+    def _run_hub(self) -> None:
+        last = -1
+        while not self._stop.is_set():
+            try:
+                st = self.feed.wait_for_change(last, 1.0)
+                last = st.version
+                self.poke()
+            except Exception as exc:  # a feed failure must not kill the hub: show it and keep trying
+                with self._hub:
+                    self._event = dict(self._event, error=f"{exc.__class__.__name__}: {exc}")
+                    self._seq += 1
+                    self._hub.notify_all()
+                self._stop.wait(1.0)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._stop.clear()
+            self.poke()
+            self._thread = threading.Thread(target=self._run_hub, name="webui-hub", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._hub:
+            self._hub.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=3.0)
+            self._thread = None
+
+    def events(self, keepalive_s: float = SSE_KEEPALIVE_S, max_s: float | None = None) -> Iterator[str]:
+        """The server-sent event stream of one page: the state at once, then every change."""
+        seq = -1
+        started = time.monotonic()
+        while not self._stop.is_set():
+            with self._hub:
+                if self._seq == seq:
+                    self._hub.wait(keepalive_s)
+                changed = self._seq != seq
+                seq, event = self._seq, dict(self._event)
+            if changed:
+                yield f"event: state\ndata: {json.dumps(event)}\n\n"
+            else:
+                yield ": keepalive\n\n"
+            if max_s is not None and time.monotonic() - started > max_s:
+                return
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def frame_geometry(feed: Any) -> dict[str, Any]:
+    """Where the rectified frame lies on the table: table mm at its pixel (0, 0) and its pixels per mm."""
+    calib = getattr(feed, "calibration", None) or getattr(feed, "frame_calibration", None)
+    origin = getattr(calib, "rectified_origin_mm", (-40.0, -40.0))
+    ppm = getattr(calib, "rectified_px_per_mm", 1.0)
+    return {"origin_mm": [float(origin[0]), float(origin[1])], "px_per_mm": float(ppm)}
+
+
+def _json_body() -> dict[str, Any]:
+    if not request.is_json:
+        raise InputError("expected a JSON body (Content-Type: application/json)")
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise InputError("expected a JSON object as the body")
+    return body
+
+
+def _error(status: int, message: str) -> Response:
+    resp = jsonify({"error": message})
+    resp.status_code = status
+    return resp
+
+
+def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
+               report_builder: Callable[[Scene], Any] | None = None, start: bool = True) -> Flask:
+    """The companion app around `feed`, keeping corrections (and the game book) in `data_dir`.
+
+    `token`: the access token every request must carry (give one whenever the server listens beyond loopback).
+    The feed is started here (unless `start=False`); `app.extensions["tablesight.webui"].stop()` stops the
+    event hub (the caller stops the feed).
+    """
+    data_dir = Path(data_dir).resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    comp = Companion(feed, data_dir, token, report_builder or _build_report)
+    here = Path(__file__).parent
+    app = Flask("webui", static_folder=str(here / "static"), template_folder=str(here / "templates"),
+                static_url_path="/static")
+    app.config["JSON_SORT_KEYS"] = False
+    app.json.sort_keys = False  # keep the contract's field order
+    app.extensions["tablesight.webui"] = comp
+    app.extensions["tablesight.feed"] = feed
+    app.extensions["tablesight.data_dir"] = data_dir
+    _register_book(app, data_dir)
+
+    @app.errorhandler(InputError)
+    def _bad_input(exc: InputError) -> Response:
+        return _error(400, str(exc))
+
+    @app.errorhandler(404)
+    def _not_found(exc: Any) -> Response:
+        if request.path.startswith("/api/"):
+            return _error(404, f"no such route: {request.method} {request.path}")
+        return Response("Not found", 404, mimetype="text/plain")
+
+    @app.errorhandler(405)
+    def _bad_method(exc: Any) -> Response:
+        return _error(405, f"{request.method} is not allowed on {request.path}")
+
+    @app.before_request
+    def _guard() -> Response | None:
+        host = request.headers.get("Host", "")
+        if comp.token is None and not is_loopback(host_name(host)):
+            return _error(403, "this server answers only on 127.0.0.1 / localhost (start it with --host to share it)")
+        if comp.token is not None and request.endpoint != "static":  # page code is public; data is not
+            given = request.headers.get(TOKEN_HEADER) or request.args.get("token")
+            if not same_token(given, comp.token):
+                if request.path.startswith("/api/"):
+                    return _error(401, "missing or wrong access token: open the address printed by 'tablesight serve'")
+                return Response(_NEEDS_TOKEN_HTML, 401, mimetype="text/html")
+        if request.method in _STATE_CHANGING:
+            origin = request.headers.get("Origin")
+            referer = request.headers.get("Referer")
+            if origin is not None and not same_origin(origin, host):
+                return _error(403, "cross-site request refused (Origin is not this server)")
+            if origin is None and referer is not None and not same_origin(referer, host):
+                return _error(403, "cross-site request refused (Referer is not this server)")
+            if not same_token(request.headers.get(TOKEN_HEADER), comp.write_key):
+                return _error(403, f"missing or wrong {TOKEN_HEADER} header")
+        return None
+
+    @app.after_request
+    def _headers(resp: Response) -> Response:
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "same-origin")
+        resp.headers.setdefault("X-Frame-Options", "DENY")
+        if request.path.startswith("/api/") and "Cache-Control" not in resp.headers:
+            resp.headers["Cache-Control"] = "no-store"
+        return resp
+
+    # -- pages -------------------------------------------------------------------------------------------------
+    def _page(name: str) -> str:
+        # On loopback the page carries the write key; with an access token the page takes it from its address.
+        return render_template(name, write_key="" if comp.token else comp.write_key,
+                               needs_token=comp.token is not None)
+
+    @app.get("/")
+    def index() -> str:
+        return _page("index.html")
+
+    @app.get("/calibration")
+    def calibration_page() -> str:
+        return _page("calibration.html")
+
+    # -- read routes ---------------------------------------------------------------------------------------------
+    @app.get("/api/scene")
+    def api_scene() -> Response:
+        return jsonify(comp.view().scene.to_json())
+
+    @app.get("/api/report")
+    def api_report() -> Response:
+        v = comp.view()
+        if v.report_json is None:
+            return _error(503, v.report_error or "no report")
+        return jsonify(v.report_json)
+
+    @app.get("/api/health")
+    def api_health() -> Response:
+        return jsonify(comp.health())
+
+    @app.get("/api/view")
+    def api_view() -> Response:
+        v = comp.view()
+        return jsonify({
+            "key": v.key,
+            "version": v.version,
+            "busy": v.busy,
+            "scene": v.scene.to_json(),
+            "report": v.report_json,
+            "report_error": v.report_error,
+            "has_frame": v.frame_jpeg is not None,
+            "frame_geometry": frame_geometry(comp.feed),
+            "health": comp.health(),
+            "corrections": comp.corrections.to_json(),
+            "hidden_disks": [d.id for d in v.raw_scene.disks if d.id not in {x.id for x in v.scene.disks}],
+        })
+
+    @app.get("/api/disk/<disk_id>")
+    def api_disk(disk_id: str) -> Response:
+        v = comp.view()
+        return jsonify(queries.disk_details(v.scene, v.report, disk_id))
+
+    @app.get("/api/frame.jpg")
+    def api_frame() -> Response:
+        v = comp.view()
+        if v.frame_jpeg is None:
+            return _error(404, "no camera image for this source")
+        etag = f'"f{v.key}"'
+        if request.headers.get("If-None-Match") == etag:
+            return Response(status=304, headers={"ETag": etag})
+        return Response(v.frame_jpeg, mimetype="image/jpeg",
+                        headers={"ETag": etag, "Cache-Control": "private, max-age=3600"})
+
+    @app.get("/api/events")
+    def api_events() -> Response:
+        max_s = app.config.get("TABLESIGHT_SSE_MAX_S")  # tests end the stream; browsers reconnect anyway
+        return Response(comp.events(max_s=max_s), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    @app.get("/api/corrections")
+    def api_corrections() -> Response:
+        out = comp.corrections.to_json()
+        out["terrain_name_keywords"] = {k: list(v) for k, v in TERRAIN_NAME_KEYWORDS.items()}
+        return jsonify(out)
+
+    # -- corrections ---------------------------------------------------------------------------------------------
+    def _correct(fn: Callable[[dict[str, Any], Scene], dict[str, Any]]) -> Response:
+        body = _json_body()
+        out = fn(body, comp.feed.state().scene)
+        comp.poke()
+        return jsonify(out)
+
+    def _only(body: dict[str, Any], *allowed: str) -> None:
+        unknown = sorted(set(body) - set(allowed))
+        if unknown:
+            raise InputError(f"unknown field(s) {', '.join(map(repr, unknown))} (allowed: {', '.join(allowed)})")
+        missing = [k for k in allowed if k not in body and k not in ("keywords", "not_disk")]
+        if missing:
+            raise InputError(f"missing field(s): {', '.join(missing)}")
+
+    @app.post("/api/corrections/owner")
+    def correct_owner() -> Response:
+        def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
+            _only(b, "disk", "player")
+            return comp.corrections.set_owner(raw, b["disk"], b["player"])
+        return _correct(fn)
+
+    @app.post("/api/corrections/unit")
+    def correct_unit() -> Response:
+        def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
+            _only(b, "disk", "unit")
+            return comp.corrections.set_unit(raw, b["disk"], b["unit"], queries.known_units())
+        return _correct(fn)
+
+    @app.post("/api/corrections/not-a-disk")
+    def correct_not_disk() -> Response:
+        def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
+            _only(b, "disk", "not_disk")
+            return comp.corrections.set_not_disk(raw, b["disk"], b.get("not_disk", True))
+        return _correct(fn)
+
+    @app.post("/api/corrections/on-top")
+    def correct_on_top() -> Response:
+        def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
+            _only(b, "upper", "lower")
+            return comp.corrections.set_on_top(raw, b["upper"], b["lower"])
+        return _correct(fn)
+
+    @app.post("/api/corrections/terrain")
+    def correct_terrain() -> Response:
+        def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
+            _only(b, "terrain", "name", "keywords")
+            return comp.corrections.set_terrain(raw, b["terrain"], b["name"], b.get("keywords"))
+        return _correct(fn)
+
+    @app.post("/api/corrections/players")
+    def correct_players() -> Response:
+        def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
+            _only(b, "players")
+            return comp.corrections.set_players(b["players"])
+        return _correct(fn)
+
+    @app.post("/api/corrections/clear")
+    def correct_clear() -> Response:
+        def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
+            unknown = sorted(set(b) - {"disk", "terrain"})
+            if unknown:
+                raise InputError(f"unknown field(s) {', '.join(map(repr, unknown))} (allowed: disk, terrain)")
+            return comp.corrections.clear(b.get("disk"), b.get("terrain"))
+        return _correct(fn)
+
+    # -- calibration ---------------------------------------------------------------------------------------------
+    from webui import calibration_view
+
+    calibration_view.register(app, comp)
+
+    if start:
+        feed.start()
+        comp.start()
+    return app
+
+
+def _register_book(app: Flask, data_dir: Path) -> None:
+    """The melee book's blueprint (webui/book_api.py) with its GameBook, when that part is installed."""
+    try:
+        from webui.book import GameBook
+        from webui.book_api import blueprint
+    except ImportError:
+        app.extensions["tablesight.book"] = None
+        return
+    app.extensions["tablesight.book"] = _open_book(GameBook, data_dir)
+    app.register_blueprint(blueprint)
+
+
+def _open_book(cls: Any, data_dir: Path) -> Any:
+    for attempt in (lambda: cls(data_dir / "book.sqlite"), lambda: cls(data_dir)):
+        try:
+            return attempt()
+        except TypeError:
+            continue
+    raise InputError("the game book cannot be opened in the data directory")
+
+
+_NEEDS_TOKEN_HTML = """<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>tablesight: access token needed</title>
+<body style="font:18px system-ui;margin:2em;max-width:30em;background:#15181c;color:#eee">
+<h1>Access token needed</h1>
+<p>This table is shared on the network. Open the full address that <code>tablesight serve</code> printed
+(it ends in <code>?token=...</code>).</p></body>"""

@@ -1,0 +1,157 @@
+"""`tablesight serve`: pick the source, build the app, print the address, serve until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from tablesight.errors import InputError
+from webui.security import is_loopback, new_token
+
+DEFAULT_DATA_DIR = "gamedata"
+CAMERA_PROBE_S = 3.0
+
+
+def _say(msg: str) -> None:
+    print(f"tablesight serve: {msg}", flush=True)
+
+
+def probe_camera(index: int = 0, timeout_s: float = CAMERA_PROBE_S) -> bool:
+    """True when camera `index` opens and gives a frame within `timeout_s` (never hangs the start)."""
+    if sys.platform.startswith("linux") and not Path(f"/dev/video{index}").exists():
+        return False
+    result: list[bool] = []
+
+    def attempt() -> None:
+        try:
+            import cv2
+
+            cap = cv2.VideoCapture(index)
+            try:
+                result.append(bool(cap.isOpened() and cap.read()[0]))
+            finally:
+                cap.release()
+        except Exception:
+            result.append(False)
+
+    t = threading.Thread(target=attempt, name="camera-probe", daemon=True)
+    t.start()
+    t.join(timeout_s)
+    return bool(result and result[0])
+
+
+def _calibration_path(args: argparse.Namespace, data_dir: Path) -> Path | None:
+    if args.calibration:
+        p = Path(args.calibration)
+        if not p.is_file():
+            raise InputError(f"--calibration '{p}': no such file")
+        return p
+    p = data_dir / "table.json"
+    return p if p.is_file() else None
+
+
+def _live_feed(source_kind: str, source_arg: Any, calibration_path: Path | None) -> Any:
+    """A vision.live.LiveTable for a camera, video, stream or image folder."""
+    if calibration_path is None:
+        raise InputError(
+            f"a {source_kind} source needs a table calibration: run 'tablesight calibrate FRAME.jpg -o table.json' "
+            "and pass --calibration table.json (or put table.json in the data directory)"
+        )
+    try:
+        from vision.live import LiveTable
+        from vision import sources
+        from calibration.table import TableCalibration
+    except ImportError as exc:
+        raise InputError(f"a {source_kind} source needs the vision pipeline, which is not installed here ({exc})") from None
+    calibration = TableCalibration.load(calibration_path)
+    source = sources.open_source(source_kind, source_arg)
+    feed = LiveTable(source, calibration)
+    return feed
+
+
+def make_feed(args: argparse.Namespace, data_dir: Path) -> tuple[Any, str]:
+    """The feed for the command line's source and a one-line description of it."""
+    from webui.feeds import DemoFeed, SceneFileFeed
+
+    if args.scene:
+        return SceneFileFeed(args.scene), f"scene file {args.scene}"
+    if args.demo:
+        return DemoFeed(), "demo table (a looping synthetic game)"
+    for kind, value in (("camera", args.camera), ("video", args.video), ("url", args.url), ("images", args.images)):
+        if value is not None:
+            if kind in ("video", "images") and not Path(value).exists():
+                raise InputError(f"--{kind} '{value}': no such {'file' if kind == 'video' else 'folder'}")
+            return _live_feed(kind, value, _calibration_path(args, data_dir)), f"{kind} {value}"
+    # No source given: camera 0 when there is one (and a calibration), else the demo table.
+    if probe_camera(0):
+        calib = _calibration_path(args, data_dir)
+        if calib is not None:
+            return _live_feed("camera", 0, calib), "camera 0"
+        _say("camera 0 found, but no table calibration (pass --calibration table.json); running the demo table")
+    else:
+        _say("no camera found; running the demo table")
+    return DemoFeed(), "demo table (no camera)"
+
+
+def _lan_addresses() -> list[str]:
+    out = []
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET: nothing is sent, the OS just picks the outgoing address
+            out.append(s.getsockname()[0])
+        finally:
+            s.close()
+    except OSError:
+        pass
+    return out
+
+
+def page_urls(host: str, port: int, token: str | None) -> list[str]:
+    q = f"/?token={token}" if token else "/"
+    if host in ("0.0.0.0", "::", ""):
+        hosts = _lan_addresses() or ["<this computer's address>"]
+    else:
+        hosts = [host]
+    return [f"http://{'[' + h + ']' if ':' in h else h}:{port}{q}" for h in hosts]
+
+
+def serve(args: argparse.Namespace) -> int:
+    from werkzeug.serving import make_server
+
+    from webui.app import create_app
+
+    if not 0 < args.port < 65536:
+        raise InputError(f"--port: expected 1-65535, got {args.port}")
+    data_dir = Path(args.data_dir or DEFAULT_DATA_DIR)
+    if data_dir.exists() and not data_dir.is_dir():
+        raise InputError(f"--data-dir '{data_dir}': exists and is not a folder")
+    token = None if is_loopback(args.host) else (os.environ.get("TABLESIGHT_TOKEN") or new_token())
+    feed, what = make_feed(args, data_dir)
+    app = create_app(feed, data_dir, token=token, start=False)
+    try:
+        server = make_server(args.host, args.port, app, threaded=True)
+    except OSError as exc:
+        raise InputError(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); try another --port") from None
+    comp = app.extensions["tablesight.webui"]
+    feed.start()
+    comp.start()
+    _say(f"serving {what}; data in {data_dir.resolve()}")
+    for url in page_urls(args.host, server.server_port, token):
+        print(f"  open {url}", flush=True)
+    if token:
+        _say("shared on the network: the address carries the access token; keep it among the players")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        comp.stop()
+        feed.stop()
+        server.server_close()
+    return 0

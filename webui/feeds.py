@@ -1,0 +1,284 @@
+"""Feeds: where the page's scenes come from.
+
+A feed has the methods of `vision.live.LiveTable` — `start()`, `stop()`, `state() -> LiveState` and
+`wait_for_change(after_version, timeout_s) -> LiveState` — so the web app serves a camera, a video, a scene file
+or the demo table the same way. The camera and video feeds are `vision.live.LiveTable` itself; this module holds
+the two that need no camera: a scene file (reloaded when it changes on disk) and the demo table (a looping
+synthetic game: ground-truth scenes with their rendered frames).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from tablesight.errors import InputError
+from tablesight.scene import Scene, load_scene
+
+try:  # The vision pipeline's own state types, when that package is present.
+    from vision.live import Health, LiveState  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - exercised only while vision.live is absent
+
+    @dataclass(frozen=True)
+    class Health:  # type: ignore[no-redef]
+        source: str  # "live" | "lost" | "demo" | "file"
+        fps: float
+        latency_ms: float
+        calibration_age_s: float | None
+        calibration_error_mm: float | None
+        message: str
+
+    @dataclass(frozen=True)
+    class LiveState:  # type: ignore[no-redef]
+        version: int
+        scene: Scene
+        busy: bool
+        frame_jpeg: bytes | None
+        health: Health
+
+
+def health_json(health: Any) -> dict[str, Any]:
+    """The health line as JSON (spec/interfaces.md §5), from any object with the Health fields."""
+
+    def num(v: Any, nd: int) -> float | None:
+        return None if v is None else round(float(v), nd)
+
+    return {
+        "source": str(health.source),
+        "fps": num(health.fps, 1) or 0.0,
+        "latency_ms": num(health.latency_ms, 1) or 0.0,
+        "calibration_age_s": num(health.calibration_age_s, 1),
+        "calibration_error_mm": num(health.calibration_error_mm, 2),
+        "message": str(health.message or ""),
+    }
+
+
+class _VersionedState:
+    """The one lock + condition pattern both feeds share: publish a LiveState, let waiters block on it."""
+
+    def __init__(self, initial: LiveState) -> None:
+        self._cond = threading.Condition()
+        self._state = initial
+
+    def state(self) -> LiveState:
+        with self._cond:
+            return self._state
+
+    def publish(self, new: LiveState) -> None:
+        with self._cond:
+            self._state = new
+            self._cond.notify_all()
+
+    def wait_for_change(self, after_version: int, timeout_s: float, stop: threading.Event | None = None) -> LiveState:
+        deadline = time.monotonic() + max(0.0, float(timeout_s))
+        with self._cond:
+            while self._state.version <= after_version and not (stop is not None and stop.is_set()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(min(left, 0.5))
+            return self._state
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class SceneFileFeed:
+    """Serves one scene file. The file is re-read when its modification time changes (a hand-edited scene shows
+    up on the page at once); a broken edit keeps the last good scene and says why in the health message."""
+
+    def __init__(self, path: str | Path, poll_s: float = 0.5) -> None:
+        self.path = Path(path)
+        self.poll_s = float(poll_s)
+        scene = load_scene(self.path)  # raises InputError with one clear line
+        self._mtime = self._stat()
+        self._box = _VersionedState(LiveState(1, scene, False, None, self._health("")))
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def kind(self) -> str:
+        return "file"
+
+    def _stat(self) -> float | None:
+        try:
+            return self.path.stat().st_mtime
+        except OSError:
+            return None
+
+    def _health(self, message: str) -> Health:
+        return Health("file", 0.0, 0.0, None, None, message or f"scene file {self.path.name}")
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._watch, name="scene-file-feed", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+            self._thread = None
+
+    def state(self) -> LiveState:
+        return self._box.state()
+
+    def wait_for_change(self, after_version: int, timeout_s: float) -> LiveState:
+        return self._box.wait_for_change(after_version, timeout_s, self._stop)
+
+    def reload_if_changed(self) -> bool:
+        """Re-read the file if it changed; return True when a new scene was published."""
+        mtime = self._stat()
+        if mtime == self._mtime:
+            return False
+        self._mtime = mtime
+        cur = self._box.state()
+        try:
+            scene = load_scene(self.path)
+        except InputError as exc:
+            self._box.publish(replace(cur, health=self._health(f"keeping the last good scene: {exc}")))
+            return False
+        self._box.publish(LiveState(cur.version + 1, scene, False, None, self._health("")))
+        return True
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            self.reload_if_changed()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+#: One item of a demo sequence: (frame_bgr or None, ground-truth scene, is_stable).
+DemoItem = tuple[Any, Scene, bool]
+
+
+def _default_sequence(seed: int) -> Iterable[DemoItem]:
+    try:
+        from vision.synth.sequence import demo_sequence
+    except ImportError as exc:
+        raise InputError(f"the demo table needs the synthetic renderer (vision.synth.sequence): {exc}") from None
+    return demo_sequence(seed)
+
+
+def encode_jpeg(frame_bgr: Any, quality: int = 80) -> bytes | None:
+    """JPEG bytes of a BGR frame (None when there is no frame or it cannot be encoded)."""
+    if frame_bgr is None:
+        return None
+    import cv2
+
+    ok, buf = cv2.imencode(".jpg", frame_bgr, [int(cv2.IMWRITE_JPEG_QUALITY), int(quality)])
+    return buf.tobytes() if ok else None
+
+
+class DemoFeed:
+    """The demo table: loops a synthetic game clip at `item_s` seconds per item.
+
+    Stable items whose ground truth differs from the last committed scene commit a new version (like the live
+    pipeline committing a settled table); unstable items mark the table busy and keep the last scene. The frame
+    shown is the one of the committed scene, rectified by `rectify` (a function frame -> top-down image) when the
+    sequence provides one, else the page draws the map.
+    """
+
+    def __init__(
+        self,
+        seed: int = 0,
+        item_s: float = 1.5,
+        sequence_factory: Callable[[int], Iterable[DemoItem]] | None = None,
+        rectify: Callable[[Any], Any] | None = None,
+    ) -> None:
+        if item_s <= 0:
+            raise InputError(f"demo item duration must be > 0 s, got {item_s}")
+        self.seed = int(seed)
+        self.item_s = float(item_s)
+        self._factory = sequence_factory or _default_sequence
+        self._sequence = self._factory(self.seed)
+        self._rectify = rectify if rectify is not None else getattr(self._sequence, "rectify", None)
+        self._iter: Iterator[DemoItem] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        first = self._first_stable()
+        self._box = _VersionedState(LiveState(1, first[1], False, self._jpeg(first[0]), self._health(False)))
+        self._loops = 0
+
+    @property
+    def kind(self) -> str:
+        return "demo"
+
+    def _health(self, busy: bool) -> Health:
+        msg = "demo table: a looping synthetic game (no camera)"
+        if busy:
+            msg += " — a move is being made"
+        return Health("demo", round(1.0 / self.item_s, 2), 0.0, None, None, msg)
+
+    def _jpeg(self, frame: Any) -> bytes | None:
+        if frame is None:
+            return None
+        if self._rectify is not None:
+            frame = self._rectify(frame)
+        return encode_jpeg(frame)
+
+    def _items(self) -> Iterator[DemoItem]:
+        while not self._stop.is_set():
+            n = 0
+            for item in self._sequence:
+                n += 1
+                yield item
+            if n == 0:
+                raise InputError("the demo sequence is empty")
+            self._loops += 1
+
+    def _first_stable(self) -> DemoItem:
+        for item in self._sequence:
+            if item[2]:
+                return item
+        raise InputError("the demo sequence has no stable moment")
+
+    def advance(self) -> LiveState:
+        """Play one item (the thread calls this every `item_s`; tests call it directly)."""
+        if self._iter is None:
+            self._iter = self._items()
+        frame, scene, stable = next(self._iter)
+        cur = self._box.state()
+        if not stable:
+            if not cur.busy:
+                self._box.publish(replace(cur, busy=True, health=self._health(True)))
+        elif scene != cur.scene or cur.busy:
+            changed = scene != cur.scene
+            new = LiveState(
+                cur.version + 1 if changed else cur.version,
+                scene,
+                False,
+                self._jpeg(frame) if changed else cur.frame_jpeg,
+                self._health(False),
+            )
+            if changed:
+                self._box.publish(new)
+            else:
+                self._box.publish(replace(cur, busy=False, health=self._health(False)))
+        return self._box.state()
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="demo-feed", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+            self._thread = None
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.item_s):
+            self.advance()
+
+    def state(self) -> LiveState:
+        return self._box.state()
+
+    def wait_for_change(self, after_version: int, timeout_s: float) -> LiveState:
+        return self._box.wait_for_change(after_version, timeout_s, self._stop)

@@ -1,0 +1,612 @@
+/* tablesight — the table page. Plain JS + SVG, no build step. Coordinates in the SVG are table millimetres.
+ *
+ * Data flow: one EventSource on /api/events says when the table (or a correction) changed; the page then
+ * fetches /api/view (corrected scene + report + health) once and redraws. Tapping a disk draws its range rings,
+ * band tints and line-of-sight witnesses at once from the report's pairs, then fills in the rest (deviation
+ * order, terrain under it) from /api/disk/<id>.
+ */
+(() => {
+  "use strict";
+  const NS = "http://www.w3.org/2000/svg";
+  const params = new URLSearchParams(location.search);
+  const token = params.get("token") || "";
+  const meta = (n) => (document.querySelector(`meta[name="${n}"]`) || {}).content || "";
+  const writeKey = meta("tablesight-write-key") || token;
+  const BANDS = ["short", "medium", "long", "siege"];
+  const BAND_COLOUR = { short: "#3ddc84", medium: "#ffd23f", long: "#ff8c42", siege: "#8c96a3" };
+  const PLAYER_COLOURS = ["#ff4d5e", "#4c8dff", "#ffb000", "#c05cff", "#2ed1c0", "#ff7ac8"];
+  const UNKNOWN_COLOUR = "#e8e8e8";
+  const MARGIN = 40; // mm drawn around the battlefield (disks partly off the table stay visible)
+
+  const S = {
+    view: null, key: null, selected: null, terrainSel: null, wholly: false,
+    bg: localStorage.getItem("tablesight.bg") || "camera", details: new Map(), nameKeywords: {},
+    melee: null, meleeStep: 0, frameKey: null, frameSize: null,
+  };
+
+  // ---- small helpers ---------------------------------------------------------------------------------------
+  const $ = (id) => document.getElementById(id);
+  const withToken = (p) => (token ? p + (p.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : p);
+  const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+  const fmt = (v, nd = 1) => (v === null || v === undefined ? "–" : Number(v).toFixed(nd));
+  function el(tag, attrs = {}, parent = null) {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, v);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  async function getJSON(path) {
+    const r = await fetch(withToken(path), { headers: token ? { "X-Tablesight-Token": token } : {} });
+    const data = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
+    if (!r.ok) throw Object.assign(new Error(data.error || `HTTP ${r.status}`), { status: r.status });
+    return data;
+  }
+  async function post(path, body) {
+    const r = await fetch(withToken(path), {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Tablesight-Token": writeKey },
+      body: JSON.stringify(body),
+    });
+    const data = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
+    if (!r.ok) throw new Error(data.error || `HTTP ${r.status}`);
+    return data;
+  }
+  const prettyUnit = (u) => (u ? u.replace(/[-_]+/g, " ").replace(/\b\w/g, (c) => c.toUpperCase()) : "");
+  function diskById(id) { return S.view && S.view.scene.disks.find((d) => d.id === id); }
+  function diskName(id) {
+    const d = diskById(id);
+    return d && d.unit ? `${prettyUnit(d.unit)} (${id})` : id;
+  }
+  function playerColour(pid) {
+    if (!pid || !S.view) return UNKNOWN_COLOUR;
+    const i = S.view.scene.players.findIndex((p) => p.id === pid);
+    return i < 0 ? UNKNOWN_COLOUR : PLAYER_COLOURS[i % PLAYER_COLOURS.length];
+  }
+  const dot = (pid) => `<span class="dot" style="background:${playerColour(pid)}"></span>`;
+  const nameChip = (id) => `<span class="chip target" data-disk="${esc(id)}">${dot((diskById(id) || {}).player)}${esc(diskName(id))}</span>`;
+  // Millimetres per screen pixel, so labels keep a readable size on a phone and on a laptop.
+  function mmPerPx() {
+    const w = $("table").getBoundingClientRect().width || 600;
+    const bf = S.view ? S.view.scene.battlefield : { width_mm: 900 };
+    return (bf.width_mm + 2 * MARGIN) / w;
+  }
+
+  // ---- health line ---------------------------------------------------------------------------------------------
+  function renderHealth(h, busy) {
+    if (!h) return;
+    const src = h.source || "live";
+    const parts = [`<span class="pill ${esc(src)}">${esc(src.toUpperCase())}</span>`];
+    if (src === "live" || src === "lost") parts.push(`<span>${fmt(h.fps, 0)} fps</span>`, `<span>${fmt(h.latency_ms, 0)} ms</span>`);
+    if (h.calibration_age_s !== null && h.calibration_age_s !== undefined) {
+      const age = h.calibration_age_s;
+      parts.push(`<span>calibrated ${age < 120 ? Math.round(age) + " s" : Math.round(age / 60) + " min"} ago</span>`);
+    }
+    if (h.calibration_error_mm !== null && h.calibration_error_mm !== undefined) parts.push(`<span>±${fmt(h.calibration_error_mm, 1)} mm</span>`);
+    if (h.message) parts.push(`<span class="hmsg">${esc(h.message)}</span>`);
+    $("health").innerHTML = parts.join("");
+    $("busy").hidden = !busy;
+  }
+
+  // ---- drawing ---------------------------------------------------------------------------------------------------
+  function engagementOrder(report) {
+    const order = new Map();
+    if (!report) return order;
+    const seq = (report.melee_order && report.melee_order.sequence) || report.engagements.map((e) => e.id);
+    seq.forEach((id, i) => order.set(id, i + 1));
+    return order;
+  }
+  function contestOf(report, eid) {
+    return (report.contests || []).find((c) => c.engagements.includes(eid));
+  }
+
+  function draw() {
+    const v = S.view;
+    const svg = $("table");
+    if (!v) return;
+    const sc = v.scene, rep = v.report, bf = sc.battlefield;
+    const px = mmPerPx();
+    const vb = [-MARGIN, -MARGIN, bf.width_mm + 2 * MARGIN, bf.height_mm + 2 * MARGIN];
+    svg.setAttribute("viewBox", vb.join(" "));
+    svg.style.aspectRatio = `${vb[2]} / ${vb[3]}`;
+    svg.replaceChildren();
+    const defs = el("defs", {}, svg);
+    const mk = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "8", refY: "5", markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse" }, defs);
+    el("path", { d: "M0,0 L10,5 L0,10 z", fill: "#fff", stroke: "#000", "stroke-width": "1" }, mk);
+
+    const camera = S.bg === "camera" && v.has_frame && S.frameSize;
+    // Background: the rectified camera image, or the felt.
+    if (camera) {
+      const g = v.frame_geometry || { origin_mm: [-MARGIN, -MARGIN], px_per_mm: 1 };
+      el("image", {
+        href: withToken(`/api/frame.jpg?v=${encodeURIComponent(S.frameKey)}`), x: g.origin_mm[0], y: g.origin_mm[1],
+        width: S.frameSize[0] / g.px_per_mm, height: S.frameSize[1] / g.px_per_mm, preserveAspectRatio: "none",
+      }, svg);
+      el("rect", { x: 0, y: 0, width: bf.width_mm, height: bf.height_mm, fill: "none", stroke: "rgba(255,255,255,.5)", "stroke-width": px * 1.5, "stroke-dasharray": `${px * 6} ${px * 4}` }, svg);
+    } else {
+      el("rect", { x: vb[0], y: vb[1], width: vb[2], height: vb[3], fill: "#101316" }, svg);
+      el("rect", { x: 0, y: 0, width: bf.width_mm, height: bf.height_mm, fill: "#2b4733", rx: 4 }, svg);
+      const grid = el("g", { stroke: "rgba(255,255,255,.07)", "stroke-width": px }, svg);
+      for (let x = 100; x < bf.width_mm; x += 100) el("line", { x1: x, y1: 0, x2: x, y2: bf.height_mm }, grid);
+      for (let y = 100; y < bf.height_mm; y += 100) el("line", { x1: 0, y1: y, x2: bf.width_mm, y2: y }, grid);
+    }
+
+    // Terrain with names.
+    const tg = el("g", {}, svg);
+    for (const t of sc.terrain) {
+      const pts = t.polygon_mm.map((p) => p.join(",")).join(" ");
+      const blocks = t.keywords.includes("blocks_los");
+      const shape = el("polygon", {
+        points: pts, class: "terrain-shape", "data-terrain": t.id,
+        fill: camera ? "rgba(120,90,40,.18)" : (blocks ? "#3d5a2a" : "#5b5136"),
+        stroke: S.terrainSel === t.id ? "#5eb3ff" : "#d9c38a", "stroke-width": px * (S.terrainSel === t.id ? 4 : 2.2),
+        "stroke-dasharray": blocks ? null : `${px * 8} ${px * 5}`,
+      }, tg);
+      shape.addEventListener("click", (ev) => { ev.stopPropagation(); selectTerrain(t.id); });
+      const cx = t.polygon_mm.reduce((a, p) => a + p[0], 0) / t.polygon_mm.length;
+      const cy = t.polygon_mm.reduce((a, p) => a + p[1], 0) / t.polygon_mm.length;
+      const label = (t.name || t.id) + (t.keywords.length ? "" : " ?");
+      const txt = el("text", { x: cx, y: cy, "text-anchor": "middle", "dominant-baseline": "middle", "font-size": px * 14, "font-weight": 700, fill: "#fff3cf", stroke: "#000", "stroke-width": px * 3, "paint-order": "stroke", "pointer-events": "none" }, tg);
+      txt.textContent = label;
+      if (t.keywords.length) {
+        const kw = el("text", { x: cx, y: cy + px * 16, "text-anchor": "middle", "dominant-baseline": "middle", "font-size": px * 11, fill: "#e6dcc0", stroke: "#000", "stroke-width": px * 2.5, "paint-order": "stroke", "pointer-events": "none" }, tg);
+        kw.textContent = t.keywords.map((k) => k.replace("_", " ")).join(" · ");
+      }
+    }
+
+    const sel = S.selected && diskById(S.selected);
+    const pairsOf = new Map();
+    if (sel && rep) {
+      for (const p of rep.pairs) {
+        if (p.a === sel.id) pairsOf.set(p.b, { band: p.band, wholly: p.wholly_band, los: p.los, line: p.los_line_mm, d: p.distance_mm });
+        else if (p.b === sel.id) pairsOf.set(p.a, { band: p.band, wholly: p.wholly_band_ba, los: p.los, line: p.los_line_mm && [p.los_line_mm[1], p.los_line_mm[0]], d: p.distance_mm });
+      }
+    }
+
+    // Range rings from the selected disk's edge (limits are cumulative from the edge).
+    if (sel) {
+      const rg = el("g", { class: "sel-ring" }, svg);
+      const lim = sc.range_bands_mm;
+      const radii = [["long", lim.long], ["medium", lim.medium], ["short", lim.short]];
+      for (const [band, l] of radii) {
+        el("circle", { cx: sel.x_mm, cy: sel.y_mm, r: sel.radius_mm + l, fill: BAND_COLOUR[band], "fill-opacity": 0.07, stroke: BAND_COLOUR[band], "stroke-width": px * 2.5, "stroke-opacity": 0.95 }, rg);
+      }
+      for (const [band, l] of radii) {
+        const t = el("text", { x: sel.x_mm, y: sel.y_mm - sel.radius_mm - l + px * 15, "text-anchor": "middle", "font-size": px * 13, "font-weight": 700, fill: BAND_COLOUR[band], stroke: "#000", "stroke-width": px * 3, "paint-order": "stroke" }, rg);
+        t.textContent = `${band} ${Math.round(l / 10)} cm`;
+      }
+    }
+
+    // Line of sight witnesses from the selected disk.
+    if (sel) {
+      const lg = el("g", { class: "sel-ring", id: "los-lines" }, svg);
+      for (const [id, p] of pairsOf) {
+        if (p.los && p.line) {
+          el("line", { x1: p.line[0][0], y1: p.line[0][1], x2: p.line[1][0], y2: p.line[1][1], stroke: "#ffffff", "stroke-width": px * 1.8, "stroke-opacity": 0.75, "stroke-dasharray": `${px * 7} ${px * 4}`, class: "los-line", "data-to": id }, lg);
+        }
+      }
+    }
+
+    // Disks, lowest first so the top of a stack is drawn (and tapped) last.
+    const dg = el("g", {}, svg);
+    const order = engagementOrder(rep);
+    const harried = new Set(rep ? rep.harried : []);
+    const disks = [...sc.disks].sort((a, b) => a.z - b.z || a.id.localeCompare(b.id));
+    for (const d of disks) {
+      const g = el("g", { class: "disk", "data-disk": d.id }, dg);
+      const col = playerColour(d.player);
+      const rel = pairsOf.get(d.id);
+      const band = rel && (S.wholly ? rel.wholly : rel.band);
+      let fill = camera ? "rgba(0,0,0,0.01)" : (d.player ? col : "#666") ;
+      let fillOpacity = camera ? 1 : 0.35;
+      if (band) { fill = BAND_COLOUR[band]; fillOpacity = camera ? 0.45 : 0.6; }
+      el("circle", { cx: d.x_mm, cy: d.y_mm, r: d.radius_mm, fill, "fill-opacity": fillOpacity, stroke: "#000", "stroke-width": px * 5.5 }, g);
+      el("circle", { cx: d.x_mm, cy: d.y_mm, r: d.radius_mm, fill: "none", stroke: col, "stroke-width": px * 3.2, "stroke-dasharray": d.player ? null : `${px * 6} ${px * 4}`, class: "outline", "data-band": band || "" }, g);
+      if (harried.has(d.id)) {
+        el("circle", { cx: d.x_mm, cy: d.y_mm, r: d.radius_mm + px * 6, fill: "none", stroke: "#ff9f1c", "stroke-width": px * 3, "stroke-dasharray": `${px * 4} ${px * 3}`, class: "harried-mark" }, g);
+      }
+      if (rel && !rel.los) {
+        const s = Math.min(d.radius_mm * 0.55, px * 14);
+        const xg = el("g", { stroke: "#ff4040", "stroke-width": px * 4, "stroke-linecap": "round", class: "blocked-mark", "data-to": d.id }, g);
+        el("line", { x1: d.x_mm - s, y1: d.y_mm - s, x2: d.x_mm + s, y2: d.y_mm + s }, xg);
+        el("line", { x1: d.x_mm - s, y1: d.y_mm + s, x2: d.x_mm + s, y2: d.y_mm - s }, xg);
+      }
+      const label = d.unit ? prettyUnit(d.unit).split(" ").map((w) => w[0]).join("").slice(0, 3) : d.id;
+      const fs = Math.min(px * 13, d.radius_mm * 0.75);
+      if (fs > px * 7) {
+        const t = el("text", { x: d.x_mm, y: d.y_mm, "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs, "font-weight": 700, fill: "#fff", stroke: "#000", "stroke-width": fs * 0.22, "paint-order": "stroke", "pointer-events": "none" }, g);
+        t.textContent = label;
+      }
+      if (d.corrected) {
+        el("circle", { cx: d.x_mm + d.radius_mm * 0.72, cy: d.y_mm - d.radius_mm * 0.72, r: px * 4, fill: "#5eb3ff", stroke: "#000", "stroke-width": px }, g);
+      }
+      g.addEventListener("click", (ev) => { ev.stopPropagation(); selectDisk(d.id); });
+    }
+    if (sel) {
+      el("circle", { cx: sel.x_mm, cy: sel.y_mm, r: sel.radius_mm + px * 3, fill: "none", stroke: "#fff", "stroke-width": px * 3.5, class: "sel-ring", id: "sel-ring" }, svg);
+    }
+
+    // Pins as arrows (pinner -> pinned), engagement numbers in melee order, close calls.
+    if (rep) {
+      const pg = el("g", { "pointer-events": "none" }, svg);
+      for (const p of rep.pins) {
+        const a = diskById(p.pinner), b = diskById(p.pinned);
+        if (!a || !b) continue;
+        const dx = b.x_mm - a.x_mm, dy = b.y_mm - a.y_mm, L = Math.hypot(dx, dy) || 1;
+        const len = Math.max(L, px * 18);
+        const x2 = a.x_mm + dx / L * len, y2 = a.y_mm + dy / L * len;
+        el("line", { x1: a.x_mm, y1: a.y_mm, x2, y2, stroke: "#000", "stroke-width": px * 7, "stroke-linecap": "round" }, pg);
+        el("line", { x1: a.x_mm, y1: a.y_mm, x2, y2, stroke: p.enemy ? "#fff" : "#bbb", "stroke-width": px * 3.5, "stroke-dasharray": p.enemy ? null : `${px * 5} ${px * 4}`, "marker-end": "url(#arrow)", class: "pin-arrow" }, pg);
+      }
+      for (const e of rep.engagements) {
+        const ids = [...e.attackers, ...e.defenders].map(diskById).filter(Boolean);
+        if (!ids.length) continue;
+        const cx = ids.reduce((s, d) => s + d.x_mm, 0) / ids.length;
+        const cy = ids.reduce((s, d) => s + d.y_mm, 0) / ids.length;
+        const r = px * 13;
+        const inContest = contestOf(rep, e.id);
+        const badge = el("g", { class: "eng-badge", "data-engagement": e.id }, pg);
+        el("circle", { cx: cx + r * 1.4, cy: cy - r * 1.4, r, fill: inContest ? "#ffd23f" : "#fff", stroke: "#000", "stroke-width": px * 2.5 }, badge);
+        const t = el("text", { x: cx + r * 1.4, y: cy - r * 1.4, "text-anchor": "middle", "dominant-baseline": "central", "font-size": r * 1.25, "font-weight": 800, fill: "#111" }, badge);
+        t.textContent = String(order.get(e.id) || "?");
+      }
+      for (const b of rep.borderline || []) {
+        const a = diskById(b.a), c = b.b && diskById(b.b);
+        if (!a) continue;
+        const faint = b.kind === "band" && !(S.selected && (b.a === S.selected || b.b === S.selected));
+        if (faint) continue; // band calls are shown with the disk they concern (and in the Close calls tab)
+        let x = a.x_mm, y = a.y_mm - a.radius_mm - px * 10;
+        if (c) {
+          el("line", { x1: a.x_mm, y1: a.y_mm, x2: c.x_mm, y2: c.y_mm, stroke: "#ffd23f", "stroke-width": px * 2, "stroke-dasharray": `${px * 3} ${px * 3}` }, pg);
+          x = (a.x_mm + c.x_mm) / 2; y = (a.y_mm + c.y_mm) / 2;
+        }
+        const g = el("g", { class: "borderline-mark" }, pg);
+        const text = `≈ ${b.kind} ±${fmt(b.margin_mm, 1)}`;
+        const w = px * 7.2 * text.length;
+        el("rect", { x: x - w / 2, y: y - px * 10, width: w, height: px * 20, rx: px * 5, fill: "#ffd23f", stroke: "#000", "stroke-width": px }, g);
+        const t = el("text", { x, y, "text-anchor": "middle", "dominant-baseline": "central", "font-size": px * 12, "font-weight": 700, fill: "#111" }, g);
+        t.textContent = text;
+      }
+    }
+    renderLegend();
+  }
+
+  function renderLegend() {
+    const v = S.view;
+    const items = v.scene.players.map((p) => `<span><span class="sw" style="border-color:${playerColour(p.id)}"></span>${esc(p.id)}</span>`);
+    if (v.scene.disks.some((d) => !d.player)) items.push(`<span><span class="sw" style="border-color:${UNKNOWN_COLOUR};border-style:dashed"></span>owner unknown</span>`);
+    if (S.selected) items.push(...BANDS.map((b) => `<span><span class="sw band" style="background:${BAND_COLOUR[b]}"></span>${b}</span>`));
+    else items.push(`<span>→ pin</span><span>① fight order</span><span style="color:#ff9f1c">◌ harried</span>`);
+    $("legend").innerHTML = items.join("");
+  }
+
+  // ---- selection and the disk panel -----------------------------------------------------------------------------
+  function selectDisk(id) {
+    S.selected = id; S.terrainSel = null;
+    draw();
+    showTab("pane-disk");
+    renderDiskPanel();
+    loadDetails(id);
+  }
+  function selectTerrain(id) {
+    S.selected = null; S.terrainSel = id;
+    draw();
+    showTab("pane-disk");
+    renderTerrainPanel();
+  }
+  function clearSelection() {
+    if (!S.selected && !S.terrainSel) return;
+    S.selected = null; S.terrainSel = null;
+    draw();
+    $("disk-hint").hidden = false;
+    $("disk-info").innerHTML = "";
+  }
+
+  async function loadDetails(id) {
+    const key = `${S.key}/${id}`;
+    if (!S.details.has(key)) {
+      try { S.details.set(key, await getJSON(`/api/disk/${encodeURIComponent(id)}`)); }
+      catch (e) { S.details.set(key, { error: e.message }); }
+    }
+    if (S.selected === id) renderDiskPanel();
+  }
+
+  function renderDiskPanel() {
+    const v = S.view, d = diskById(S.selected);
+    $("disk-hint").hidden = !!d;
+    if (!d) { $("disk-info").innerHTML = ""; return; }
+    const rep = v.report;
+    const det = S.details.get(`${S.key}/${d.id}`);
+    const h = [];
+    h.push(`<h2>${esc(d.unit ? prettyUnit(d.unit) : "Unknown unit")}</h2>`);
+    h.push(`<div class="sub">${dot(d.player)} ${esc(d.player || "owner unknown")} · disk ${esc(d.id)}${d.size ? " · " + esc(d.size) : ""} · Ø ${fmt(2 * d.radius_mm, 0)} mm${d.confidence !== undefined ? ` · seen ${Math.round(d.confidence * 100)}%` : ""}</div>`);
+    if (d.corrected) h.push(`<div><span class="chip fixed">corrected: ${esc(d.corrected.join(", "))}</span></div>`);
+    const st = d.stats || {};
+    if (Object.keys(st).length) {
+      h.push(`<div class="stats">${["move", "attack", "counter", "toughness", "vigor"].map((k) => `<div class="stat"><b>${st[k] ?? "–"}</b><span>${k}</span></div>`).join("")}</div>`);
+    }
+    if (d.tokens) h.push(`<div>${Object.entries(d.tokens).filter(([, n]) => n).map(([k, n]) => `<span class="chip">${esc(k)} ×${n}</span>`).join("") || '<span class="sub">no tokens</span>'}</div>`);
+    if (d.keywords && d.keywords.length) h.push(`<div>${d.keywords.map((k) => `<span class="chip">${esc(k)}</span>`).join("")}</div>`);
+    if (rep) {
+      const pins = rep.pins.filter((p) => p.pinner === d.id), by = rep.pins.filter((p) => p.pinned === d.id);
+      const flags = [];
+      if (rep.harried.includes(d.id)) flags.push('<span class="chip warn">harried</span>');
+      for (const e of rep.engagements) {
+        if (e.attackers.includes(d.id)) flags.push(`<span class="chip">attacker in ${esc(e.id)}</span>`);
+        if (e.defenders.includes(d.id)) flags.push(`<span class="chip">defender in ${esc(e.id)}</span>`);
+      }
+      if (pins.length) flags.push(`<span class="sub">pins</span> ${pins.map((p) => nameChip(p.pinned)).join("")}`);
+      if (by.length) flags.push(`<span class="sub">pinned by</span> ${by.map((p) => nameChip(p.pinner)).join("")}`);
+      if (flags.length) h.push(`<div style="margin-top:.4rem">${flags.join(" ")}</div>`);
+
+      h.push(`<h3>Range from its edge</h3>`);
+      h.push(`<label class="toggle"><input type="checkbox" id="wholly" ${S.wholly ? "checked" : ""}> wholly within (the whole target inside the band)</label>`);
+      const rel = [];
+      for (const p of rep.pairs) {
+        if (p.a !== d.id && p.b !== d.id) continue;
+        const other = p.a === d.id ? p.b : p.a;
+        rel.push({ id: other, band: S.wholly ? (p.a === d.id ? p.wholly_band : p.wholly_band_ba) : p.band, d: p.distance_mm, los: p.los });
+      }
+      rel.sort((a, b) => a.d - b.d);
+      h.push('<div class="bands">');
+      for (const b of BANDS) {
+        const list = rel.filter((r) => r.band === b);
+        if (!list.length) continue;
+        h.push(`<div class="bandrow"><div class="bandname ${b}">${b}</div><div>${list.map((r) =>
+          `<span class="target ${r.los ? "" : "blocked"}" data-disk="${esc(r.id)}" title="${r.los ? "in line of sight" : "line of sight blocked"}">${dot((diskById(r.id) || {}).player)} ${esc(diskName(r.id))} <span class="mm">${fmt(r.d, 0)} mm${r.los ? "" : " · no LOS"}</span></span>`).join("")}</div></div>`);
+      }
+      h.push("</div>");
+      if (!rel.length) h.push('<p class="sub">No other disk on the table.</p>');
+      const calls = (rep.borderline || []).filter((b) => b.a === d.id || b.b === d.id);
+      if (calls.length) h.push(`<h3>Close calls</h3>${calls.map(callHtml).join("")}`);
+    } else {
+      h.push(`<p class="msg bad">${esc(v.report_error || "no report")}</p>`);
+    }
+    h.push(`<h3>Deviation (this disk as the target)</h3>`);
+    if (!det) h.push('<p class="sub">…</p>');
+    else if (det.error) h.push(`<p class="msg bad">${esc(det.error)}</p>`);
+    else if (det.deviation_error) h.push(`<p class="sub">${esc(det.deviation_error)}</p>`);
+    else if (!det.deviation || !det.deviation.length) h.push('<p class="sub">No disk within short range: deviation has no effect.</p>');
+    else h.push(`<ol class="dev">${det.deviation.map((c) => `<li>${nameChip(c.id || c.disk)} <span class="sub">${c.distance_mm !== undefined ? fmt(c.distance_mm, 0) + " mm" : ""}${c.engaged ? " · engaged" : ""}${c.margin_mm !== undefined && c.margin_mm !== null ? " · margin " + fmt(c.margin_mm, 1) + " mm" : ""}</span></li>`).join("")}</ol>`);
+    if (det && det.terrain_under && det.terrain_under.length) {
+      h.push(`<div class="sub">On terrain: ${det.terrain_under.map((t) => esc(terrainName(t))).join(", ")}</div>`);
+    }
+    h.push(correctionsHtml(d));
+    $("disk-info").innerHTML = h.join("");
+    wireDiskPanel(d);
+  }
+  function terrainName(id) {
+    const t = S.view.scene.terrain.find((x) => x.id === id);
+    return t ? (t.name || t.id) : id;
+  }
+  function callHtml(b) {
+    const who = b.b ? `${esc(diskName(b.a))} – ${esc(diskName(b.b))}` : esc(diskName(b.a));
+    return `<div class="call"><b>${esc(b.kind)}</b> ${who}: within ${fmt(b.margin_mm, 1)} mm of flipping${b.note ? ` <span class="sub">(${esc(b.note)})</span>` : ""}</div>`;
+  }
+
+  function correctionsHtml(d) {
+    const v = S.view;
+    const players = v.scene.players.map((p) => `<option value="${esc(p.id)}" ${d.player === p.id ? "selected" : ""}>${esc(p.id)}</option>`).join("");
+    const overlaps = v.report ? v.report.overlaps.filter((o) => o.upper === d.id || o.lower === d.id) : [];
+    const stack = overlaps.map((o) => {
+      const other = o.upper === d.id ? o.lower : o.upper;
+      const onTop = o.upper === d.id ? "this disk is on top of" : "under";
+      return `<div class="row"><span>${onTop} ${esc(diskName(other))}</span><button class="btn" data-swap="${esc(other)}" data-upper="${esc(o.upper)}" data-lower="${esc(o.lower)}">Swap: put ${esc(o.lower === d.id ? "this disk" : other)} on top</button></div>`;
+    }).join("");
+    return `<div class="fix" id="fix">
+      <h3 style="margin-top:0">Correct the camera</h3>
+      <label for="fix-owner">Owner</label>
+      <div class="row"><select id="fix-owner"><option value="">unknown</option>${players}</select></div>
+      <label for="fix-unit">Unit (catalog key)</label>
+      <div class="row"><input type="text" id="fix-unit" value="${esc(d.unit || "")}" placeholder="e.g. orc-boyz" autocomplete="off" autocapitalize="off" spellcheck="false"><button class="btn" id="fix-unit-save">Save</button></div>
+      ${stack ? `<label>Stack</label>${stack}` : ""}
+      <div class="row" style="margin-top:.5rem"><button class="btn danger" id="fix-notdisk">Not a disk</button>${d.corrected ? '<button class="btn" id="fix-clear">Undo corrections</button>' : ""}</div>
+      <div class="msg" id="fix-msg"></div></div>`;
+  }
+
+  async function correct(path, body, okText) {
+    const msg = $("fix-msg");
+    try {
+      await post(path, body);
+      if (msg) { msg.className = "msg good"; msg.textContent = okText; }
+      await loadView();
+    } catch (e) {
+      const m = $("fix-msg");
+      if (m) { m.className = "msg bad"; m.textContent = e.message; }
+    }
+  }
+
+  function wireDiskPanel(d) {
+    const w = $("wholly");
+    if (w) w.addEventListener("change", () => { S.wholly = w.checked; draw(); renderDiskPanel(); });
+    for (const t of $("disk-info").querySelectorAll("[data-disk]")) t.addEventListener("click", () => selectDisk(t.dataset.disk));
+    $("fix-owner").addEventListener("change", (e) => correct("/api/corrections/owner", { disk: d.id, player: e.target.value || null }, "Owner saved."));
+    const saveUnit = () => correct("/api/corrections/unit", { disk: d.id, unit: $("fix-unit").value.trim() || null }, "Unit saved.");
+    $("fix-unit-save").addEventListener("click", saveUnit);
+    $("fix-unit").addEventListener("keydown", (e) => { if (e.key === "Enter") saveUnit(); });
+    for (const b of document.querySelectorAll("[data-swap]")) {
+      b.addEventListener("click", () => correct("/api/corrections/on-top", { upper: b.dataset.lower, lower: b.dataset.upper }, "Stack order saved."));
+    }
+    $("fix-notdisk").addEventListener("click", async () => {
+      await correct("/api/corrections/not-a-disk", { disk: d.id, not_disk: true }, "Removed.");
+      clearSelection();
+    });
+    const c = $("fix-clear");
+    if (c) c.addEventListener("click", () => correct("/api/corrections/clear", { disk: d.id }, "Corrections undone."));
+  }
+
+  function renderTerrainPanel() {
+    const t = S.view.scene.terrain.find((x) => x.id === S.terrainSel);
+    $("disk-hint").hidden = !!t;
+    if (!t) { $("disk-info").innerHTML = ""; return; }
+    $("disk-info").innerHTML = `<h2>${esc(t.name || "Unnamed terrain")}</h2>
+      <div class="sub">terrain ${esc(t.id)}</div>
+      <div>${t.keywords.map((k) => `<span class="chip">${esc(k.replace("_", " "))}</span>`).join("") || '<span class="sub">no keywords yet</span>'}</div>
+      <div class="fix"><label for="terrain-name">Name (keywords follow from it)</label>
+      <div class="row"><input type="text" id="terrain-name" value="${esc(t.name || "")}" placeholder="e.g. forest, hill, river"><button class="btn primary" id="terrain-save">Save</button></div>
+      <div class="sub" id="terrain-preview"></div><div class="msg" id="fix-msg"></div></div>`;
+    const input = $("terrain-name");
+    const preview = () => {
+      const words = input.value.toLowerCase().match(/[a-z]+/g) || [];
+      const kws = [...new Set(words.flatMap((w) => S.nameKeywords[w] || []))];
+      $("terrain-preview").textContent = kws.length ? "keywords: " + kws.join(", ") : "no known word: no keywords";
+    };
+    input.addEventListener("input", preview);
+    preview();
+    const save = () => correct("/api/corrections/terrain", { terrain: t.id, name: input.value }, "Terrain named.");
+    $("terrain-save").addEventListener("click", save);
+    input.addEventListener("keydown", (e) => { if (e.key === "Enter") save(); });
+  }
+
+  // ---- melee and close calls panes --------------------------------------------------------------------------
+  function engagementHtml(e, n) {
+    const side = (ids) => ids.map(nameChip).join("");
+    return `<div class="eng" data-engagement="${esc(e.id)}"><span class="num">${n}</span><b>${esc(e.id)}</b>
+      <div><span class="sub">attackers</span> ${side(e.attackers)}</div>
+      <div><span class="sub">defenders</span> ${side(e.defenders)}</div>${meleeStepHtml(e.id)}</div>`;
+  }
+  function meleeStepHtml(eid) {
+    const m = S.melee;
+    if (!m || !m.steps) return "";
+    const idx = m.steps.findIndex((s) => s.engagement === eid);
+    if (idx < 0 || idx >= S.meleeStep) return "";
+    const st = m.steps[idx];
+    return `<div style="margin-top:.35rem">${(st.strikes || []).map((s) => `<div class="strike"><span class="timing">${esc(s.timing)}</span> ${esc(diskName(s.disk))} → ${esc(diskName(s.target))}: <b>${s.damage}</b> damage</div>`).join("") || '<div class="sub">no strikes</div>'}</div>`;
+  }
+  function renderMelee() {
+    const v = S.view, rep = v.report, pane = $("pane-melee");
+    if (!rep) { pane.innerHTML = `<p class="msg bad">${esc(v.report_error || "no report")}</p>`; return; }
+    $("melee-count").textContent = rep.engagements.length || "";
+    if (!rep.engagements.length) { pane.innerHTML = '<p class="hint">No engagements: no disk pins an enemy.</p>'; return; }
+    const order = engagementOrder(rep);
+    const seq = [...rep.engagements].sort((a, b) => (order.get(a.id) || 99) - (order.get(b.id) || 99));
+    const done = new Set();
+    const h = ['<p class="hint">Fights in the order to resolve them. Inside a contest the order is forced (top-down); the first player picks the order of the rest.</p>'];
+    for (const e of seq) {
+      if (done.has(e.id)) continue;
+      const c = contestOf(rep, e.id);
+      if (c) {
+        h.push(`<div class="contest"><div class="ctitle">Contest${c.harried && c.harried.length ? " — harried: " + c.harried.map((x) => esc(diskName(x))).join(", ") : ""}${c.players_call ? " — the players' call (the top-down order contradicts itself)" : ""}</div>`);
+        for (const e2 of seq.filter((x) => c.engagements.includes(x.id))) { h.push(engagementHtml(e2, order.get(e2.id))); done.add(e2.id); }
+        h.push("</div>");
+      } else { h.push(engagementHtml(e, order.get(e.id))); done.add(e.id); }
+    }
+    const m = S.melee;
+    h.push('<div class="row" style="margin-top:.6rem">');
+    if (!m) h.push('<button class="btn primary" id="melee-start">Resolve step by step</button>');
+    else if (m.error) h.push(`<p class="msg bad">${esc(m.error)}</p><button class="btn" id="melee-start">Try again</button>`);
+    else {
+      const n = m.steps.length;
+      h.push(`<button class="btn" id="melee-prev" ${S.meleeStep <= 0 ? "disabled" : ""}>◀ Back</button><button class="btn primary" id="melee-next" ${S.meleeStep >= n ? "disabled" : ""}>Next step ▶</button><span class="sub">${S.meleeStep}/${n}</span><button class="btn" id="melee-reset">Close</button>`);
+    }
+    h.push("</div>");
+    if (m && !m.error && S.meleeStep >= m.steps.length) {
+      h.push(`<div class="call"><b>After the melee</b>: casualties ${m.casualties.length ? m.casualties.map((x) => esc(diskName(x))).join(", ") : "none"}; wounded ${m.wounded && m.wounded.length ? m.wounded.map((x) => esc(diskName(x))).join(", ") : "none"}.</div>`);
+    }
+    pane.innerHTML = h.join("");
+    for (const t of pane.querySelectorAll("[data-disk]")) t.addEventListener("click", () => selectDisk(t.dataset.disk));
+    const on = (id, f) => { const b = $(id); if (b) b.addEventListener("click", f); };
+    on("melee-start", async () => {
+      try { S.melee = await getJSON("/api/melee"); S.meleeStep = 0; }
+      catch (e) { S.melee = { error: e.status === 404 ? "Step-by-step resolution needs the melee book, which this server does not have." : e.message }; }
+      renderMelee();
+    });
+    on("melee-next", () => { S.meleeStep++; renderMelee(); });
+    on("melee-prev", () => { S.meleeStep = Math.max(0, S.meleeStep - 1); renderMelee(); });
+    on("melee-reset", () => { S.melee = null; S.meleeStep = 0; renderMelee(); });
+  }
+
+  function renderCalls() {
+    const v = S.view, rep = v.report, pane = $("pane-calls");
+    const h = [];
+    if (!rep) h.push(`<p class="msg bad">${esc(v.report_error || "no report")}</p>`);
+    else {
+      const calls = rep.borderline || [];
+      $("calls-count").textContent = calls.length || "";
+      h.push(calls.length ? `<p class="hint">Calls a measurement error this small could flip. Check these by eye.</p>${calls.map(callHtml).join("")}` : '<p class="hint">No close calls: every call is clear of the measurement tolerance.</p>');
+      const off = rep.off_battlefield || rep.off_table;
+      if (off && off.length) h.push(`<h3>Off the battlefield</h3><div>${off.map((x) => nameChip(typeof x === "string" ? x : x.id || x.disk)).join("")}</div>`);
+    }
+    if (v.hidden_disks && v.hidden_disks.length) {
+      h.push(`<h3>Marked "not a disk"</h3>${v.hidden_disks.map((id) => `<div class="row"><span>${esc(id)}</span><button class="btn" data-restore="${esc(id)}">Restore</button></div>`).join("")}<div class="msg" id="fix-msg"></div>`);
+    }
+    pane.innerHTML = h.join("");
+    for (const b of pane.querySelectorAll("[data-restore]")) b.addEventListener("click", () => correct("/api/corrections/not-a-disk", { disk: b.dataset.restore, not_disk: false }, "Restored."));
+  }
+
+  function showTab(paneId) {
+    for (const b of document.querySelectorAll(".tabs button")) b.setAttribute("aria-selected", String(b.dataset.pane === paneId));
+    for (const p of document.querySelectorAll(".pane")) p.hidden = p.id !== paneId;
+  }
+
+  // ---- loading --------------------------------------------------------------------------------------------------
+  function setBackgroundButtons() {
+    const has = S.view && S.view.has_frame;
+    $("bg-camera").disabled = !has;
+    $("bg-camera").title = has ? "the rectified camera image" : "no camera image for this source";
+    const cam = S.bg === "camera" && has;
+    $("bg-camera").setAttribute("aria-pressed", String(cam));
+    $("bg-map").setAttribute("aria-pressed", String(!cam));
+  }
+
+  function loadFrame(key) {
+    return new Promise((resolve) => {
+      const img = new Image();
+      img.onload = () => { S.frameKey = key; S.frameSize = [img.naturalWidth, img.naturalHeight]; resolve(true); };
+      img.onerror = () => resolve(false);
+      img.src = withToken(`/api/frame.jpg?v=${encodeURIComponent(key)}`);
+    });
+  }
+
+  let loading = null;
+  async function loadView() {
+    if (loading) return loading;
+    loading = (async () => {
+      try {
+        const v = await getJSON("/api/view");
+        if (v.has_frame && S.frameKey !== v.key) await loadFrame(v.key);
+        if (v.key !== S.key) { S.melee = null; S.meleeStep = 0; }
+        S.view = v; S.key = v.key;
+        if (S.selected && !diskById(S.selected)) S.selected = null;
+        if (S.terrainSel && !v.scene.terrain.some((t) => t.id === S.terrainSel)) S.terrainSel = null;
+        setBackgroundButtons();
+        renderHealth(v.health, v.busy);
+        const banner = $("banner");
+        if (v.health.source === "demo") { banner.hidden = false; banner.className = "banner"; banner.textContent = "Demo table: no camera is connected, this is a looping synthetic game. Start tablesight with --camera N (and a calibration) to watch your table."; }
+        else if (v.report_error) { banner.hidden = false; banner.className = "banner bad"; banner.textContent = v.report_error; }
+        else banner.hidden = true;
+        draw();
+        if (S.selected) { renderDiskPanel(); loadDetails(S.selected); }
+        else if (S.terrainSel) renderTerrainPanel();
+        renderMelee();
+        renderCalls();
+        document.body.dataset.viewKey = v.key;
+      } catch (e) {
+        if (e.status === 401) { $("banner").hidden = false; $("banner").className = "banner bad"; $("banner").textContent = e.message; }
+        else renderHealth({ source: "lost", message: "cannot reach the server: " + e.message }, false);
+      } finally { loading = null; }
+    })();
+    return loading;
+  }
+
+  function connect() {
+    const es = new EventSource(withToken("/api/events"));
+    es.addEventListener("state", (ev) => {
+      const data = JSON.parse(ev.data);
+      renderHealth(data.health, data.busy);
+      if (data.key !== S.key) loadView();
+    });
+    es.onerror = () => renderHealth({ source: "lost", message: "connection to the server lost — reconnecting" }, false);
+  }
+
+  // ---- wiring ---------------------------------------------------------------------------------------------------
+  for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.pane));
+  $("bg-camera").addEventListener("click", () => { S.bg = "camera"; localStorage.setItem("tablesight.bg", "camera"); setBackgroundButtons(); draw(); });
+  $("bg-map").addEventListener("click", () => { S.bg = "map"; localStorage.setItem("tablesight.bg", "map"); setBackgroundButtons(); draw(); });
+  $("table").addEventListener("click", clearSelection);
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") clearSelection(); });
+  if (token) $("calib-link").href = withToken("calibration");
+  let resizeTimer = null;
+  new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 60); }).observe($("table"));
+  getJSON("/api/corrections").then((c) => { S.nameKeywords = c.terrain_name_keywords || {}; }).catch(() => {});
+  loadView().then(connect);
+})();
