@@ -8,6 +8,9 @@ printed marker) is the same order in table coordinates (x right, y down).
 
 Ruler tags: small ArUco markers stuck on the 300 mm range ruler; their corners are given in the ruler's own
 frame (u along the ruler from its start end, v across it), since the ruler lies anywhere on the table.
+Tags 4 and 5 sit at the two ends. Optional band tags (ids 6, 7, `ruler_band_tags`) are centred on the ruler's
+short/medium and medium/long band boundaries, so a ruler with its own band marks can be measured and offered as
+the range bands; they are not part of `all_markers` (a table without them is complete).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class MarkerLayout:
     ruler_band_limits_mm: tuple[float, ...] = (100.0, 200.0, 300.0)
     corners: tuple[MarkerPlacement, ...] = field(init=False)
     ruler_tags: tuple[MarkerPlacement, ...] = field(init=False)
+    ruler_band_tags: tuple[MarkerPlacement, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         if self.width_mm <= 0 or self.height_mm <= 0:
@@ -87,15 +91,30 @@ class MarkerLayout:
             MarkerPlacement(4, "ruler:start", "ruler", _square(v0, v0, q), q),
             MarkerPlacement(5, "ruler:end", "ruler", _square(L - v0 - q, v0, q), q),
         )
+        band_roles = ("ruler:band-short", "ruler:band-medium")
+        bands = tuple(
+            MarkerPlacement(6 + i, band_roles[i], "ruler", _square(u - q / 2.0, v0, q), q)
+            for i, u in enumerate(self.ruler_band_limits_mm[:-1][:2])
+        )
         object.__setattr__(self, "corners", corners)
         object.__setattr__(self, "ruler_tags", ruler)
+        object.__setattr__(self, "ruler_band_tags", bands)
 
     @property
     def all_markers(self) -> tuple[MarkerPlacement, ...]:
         return self.corners + self.ruler_tags
 
+    @property
+    def ruler_markers(self) -> tuple[MarkerPlacement, ...]:
+        """Every tag the ruler may carry: the two end tags and the optional band tags."""
+        return self.ruler_tags + self.ruler_band_tags
+
+    @property
+    def all_ids(self) -> frozenset[int]:
+        return frozenset(m.id for m in self.corners + self.ruler_markers)
+
     def marker(self, marker_id: int) -> MarkerPlacement:
-        for mk in self.all_markers:
+        for mk in self.corners + self.ruler_markers:
             if mk.id == marker_id:
                 return mk
         raise KeyError(marker_id)
@@ -113,6 +132,7 @@ class MarkerLayout:
                 "frame": "u along the ruler from its start end, v across it, in mm",
             },
             "ruler_tags": [m.to_json() for m in self.ruler_tags],
+            "ruler_band_tags": [m.to_json() for m in self.ruler_band_tags],
         }
 
 
