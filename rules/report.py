@@ -6,7 +6,7 @@ Typed results that every consumer (CLI, web UI, melee book) reads; `to_json` wri
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tablesight.formats import REPORT, format_string
@@ -64,9 +64,13 @@ class Contest:
 class MeleeOrder:
     must_precede: tuple[tuple[str, str], ...] = ()
     sequence: tuple[str, ...] = ()
+    # top-down constraints that contradict each other (a cycle): left out of must_precede, the players' call
+    contradicted: tuple[tuple[str, str], ...] = ()
+    first_player: str | None = None  # chooses the order of the engagements the rules leave free
 
     def to_json(self) -> dict[str, Any]:
-        return {"must_precede": [list(p) for p in self.must_precede], "sequence": list(self.sequence)}
+        return {"must_precede": [list(p) for p in self.must_precede], "sequence": list(self.sequence),
+                "contradicted": [list(p) for p in self.contradicted], "first_player": self.first_player}
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,78 @@ class Borderline:
 
 
 @dataclass(frozen=True)
+class TerrainOverlap:
+    disk: str
+    terrain: str
+    depth_mm: float  # how far the disk reaches into the piece
+
+    def to_json(self) -> dict[str, Any]:
+        return {"disk": self.disk, "terrain": self.terrain, "depth_mm": _r(self.depth_mm)}
+
+
+@dataclass(frozen=True)
+class DeviationCandidate:
+    disk: str
+    engaged: bool  # engaged with the target: always nearer than any disk that is not
+    overlap_area_mm2: float  # area shared with the target (orders the engaged ones, larger first)
+    distance_mm: float  # edge to edge from the target
+
+    def to_json(self) -> dict[str, Any]:
+        return {"disk": self.disk, "engaged": self.engaged, "overlap_area_mm2": _r(self.overlap_area_mm2, 1),
+                "distance_mm": _r(self.distance_mm)}
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """Where deviation results against `target` go, nearest first (RB p.18-19)."""
+
+    target: str
+    candidates: tuple[DeviationCandidate, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "candidates": [c.to_json() for c in self.candidates]}
+
+
+@dataclass(frozen=True)
+class TerrainControl:
+    terrain: str
+    controller: str | None  # the player whose disks alone overlap the piece (RB p.19)
+    players: tuple[str, ...]  # players with a disk overlapping it
+    disks: tuple[str, ...]
+    unknown_owner: tuple[str, ...] = ()  # overlapping disks whose owner is not known yet
+
+    def to_json(self) -> dict[str, Any]:
+        return {"terrain": self.terrain, "controller": self.controller, "players": list(self.players),
+                "disks": list(self.disks), "unknown_owner": list(self.unknown_owner)}
+
+
+@dataclass(frozen=True)
+class SetupViolation:
+    kind: str  # terrain_near_terrain, terrain_near_edge, terrain_outside, disk_outside_zone, ...
+    subject: str  # the terrain or disk id
+    other: str | None  # the other piece, edge name or zone player
+    margin_mm: float  # how far the placement is from being legal
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "subject": self.subject, "other": self.other,
+                               "margin_mm": _r(self.margin_mm)}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
+class OffBattlefield:
+    disk: str
+    wholly: bool  # wholly outside the battlefield (else partly)
+    margin_mm: float  # distance from the call flipping (wholly <-> partly, partly <-> inside)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"disk": self.disk, "wholly": self.wholly, "margin_mm": _r(self.margin_mm)}
+
+
+@dataclass(frozen=True)
 class Report:
     overlaps: tuple[Overlap, ...] = ()
     pins: tuple[Pin, ...] = ()
@@ -118,8 +194,13 @@ class Report:
     melee_order: MeleeOrder = MeleeOrder()
     pairs: tuple[Pair, ...] = ()
     borderline: tuple[Borderline, ...] = ()
-    # Sections beyond the contract's core, JSON-ready (each built by its own typed rule function).
-    sections: dict[str, Any] = field(default_factory=dict)
+    # Sections beyond the contract's core.
+    terrain_overlaps: tuple[TerrainOverlap, ...] = ()
+    deviation: tuple[Deviation, ...] = ()
+    terrain_control: tuple[TerrainControl, ...] = ()
+    setup_violations: tuple[SetupViolation, ...] = ()
+    off_battlefield: tuple[OffBattlefield, ...] = ()
+    tolerance_mm: float = 1.0
 
     def engagement(self, engagement_id: str) -> Engagement:
         for e in self.engagements:
@@ -139,5 +220,18 @@ class Report:
             "pairs": [p.to_json() for p in self.pairs],
             "borderline": [b.to_json() for b in self.borderline],
         }
-        out.update(self.sections)
+        out["terrain_overlaps"] = [t.to_json() for t in self.terrain_overlaps]
+        out["deviation"] = [d.to_json() for d in self.deviation]
+        out["terrain_control"] = [t.to_json() for t in self.terrain_control]
+        out["setup_violations"] = [v.to_json() for v in self.setup_violations]
+        out["off_battlefield"] = [o.to_json() for o in self.off_battlefield]
+        out["tolerance_mm"] = self.tolerance_mm
         return out
+
+    def pair(self, a: str, b: str) -> Pair:
+        """The pair entry of two disks, in either order."""
+        lo, hi = sorted((a, b))
+        for p in self.pairs:
+            if p.a == lo and p.b == hi:
+                return p
+        raise KeyError((a, b))

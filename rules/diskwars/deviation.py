@@ -1,0 +1,98 @@
+"""Deviation (RB p.18-19; FAQ Ranged attacks): where a deviation result against a target goes.
+
+The die is rerolled against the disk NEAREST to the target within short range of it (the shooter may be it).
+Disks engaged with the target are always the nearest; among several, the one with the larger overlapped area.
+Several deviation results go to different disks in order of nearness. The report lists every target's
+candidates in that order, and flags neighbours in the order that a measurement error could swap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rules import geometry
+from rules.diskwars.board import Board
+from rules.diskwars.settings import DiskwarsSettings
+from rules.report import Borderline, Deviation, DeviationCandidate, Pin
+from tablesight.errors import InputError
+from tablesight.scene import Scene
+
+
+def _engaged_with(pins: tuple[Pin, ...]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for p in pins:
+        if p.enemy:
+            out.setdefault(p.pinner, set()).add(p.pinned)
+            out.setdefault(p.pinned, set()).add(p.pinner)
+    return out
+
+
+def _candidates(board: Board, t: int, engaged: set[str]) -> tuple[DeviationCandidate, ...]:
+    short = board.scene.range_bands.short
+    eng, rest = [], []
+    for k in range(board.n):
+        if k == t:
+            continue
+        d = board.ids[k]
+        area = float(board.lens_areas[t, k])
+        gap = float(board.gap[t, k])
+        if d in engaged:
+            eng.append(DeviationCandidate(d, True, area, gap))
+        elif gap <= short:
+            rest.append(DeviationCandidate(d, False, area, gap))
+    eng.sort(key=lambda c: (-c.overlap_area_mm2, c.disk))
+    rest.sort(key=lambda c: (c.distance_mm, -c.overlap_area_mm2, c.disk))
+    return tuple(eng + rest)
+
+
+def _tie_margin(board: Board, t: int, a: DeviationCandidate, b: DeviationCandidate) -> float | None:
+    """How much measurement error separates two neighbours in the nearness order (None: the rules decide)."""
+    if a.engaged != b.engaged:
+        return None  # engaged disks always come first
+    if a.distance_mm > 0 or b.distance_mm > 0:
+        return abs(a.distance_mm - b.distance_mm)
+    # both overlap the target: ordered by overlapped area; a centre shift of e changes an area by ~chord * e
+    chords = []
+    for c in (a, b):
+        k = board.index[c.disk]
+        chords.append(geometry.lens_chord(float(board.centre_dist[t, k]), float(board.radii[t]), float(board.radii[k])))
+    rate = max(max(chords), 1e-9)
+    return abs(a.overlap_area_mm2 - b.overlap_area_mm2) / rate
+
+
+def _ties(board: Board, t: int, cands: tuple[DeviationCandidate, ...]) -> list[Borderline]:
+    tol = board.settings.tolerance_mm
+    out = []
+    target = board.ids[t]
+    for a, b in zip(cands, cands[1:]):
+        m = _tie_margin(board, t, a, b)
+        if m is not None and m <= tol:
+            out.append(Borderline("deviation", a.disk, b.disk, m, f"nearer to {target}: too close to call"))
+    return out
+
+
+def all_deviations(board: Board, st: Any) -> tuple[tuple[Deviation, ...], tuple[Borderline, ...]]:
+    """Deviation candidates for every disk as a target (st: the board's Stacks, for the enemy pins)."""
+    engaged = _engaged_with(st.pins)
+    out, border = [], []
+    for t, target in enumerate(board.ids):
+        cands = _candidates(board, t, engaged.get(target, set()))
+        out.append(Deviation(target, cands))
+        border.extend(_ties(board, t, cands))
+    return tuple(out), tuple(border)
+
+
+def deviation_candidates(scene: Scene, target_id: str, settings: DiskwarsSettings | None = None,
+                         report: Any = None) -> tuple[DeviationCandidate, ...]:
+    """Deviation candidates against one target, nearest first (engaged disks by overlapped area, then the
+    others within short range by edge distance). `report` (the scene's Report) saves recomputing the pins."""
+    board = Board(scene, settings)
+    if target_id not in board.index:
+        raise InputError(f"deviation: no disk {target_id!r} in the scene")
+    if report is None:
+        from rules.diskwars.stacks import overlaps_and_pins
+
+        pins = overlaps_and_pins(board)[1]
+    else:
+        pins = report.pins
+    return _candidates(board, board.index[target_id], _engaged_with(pins).get(target_id, set()))
