@@ -1,0 +1,542 @@
+"""Disk detection in the rectified frame: known radii, overlaps, sub-pixel centres, one confidence per disk.
+
+The rectified image is a top-down map of the table (`calibration.rectify`, 1 px/mm by default), so every disk is a
+circle of one of three known radii. The steps:
+
+1. Candidates by gradient-direction voting at half resolution: every edge pixel votes for the two points at
+   distance r along its gradient (disk brighter or darker than what is around it), one accumulator per size
+   class; local maxima are candidates. A partly covered disk still collects the votes of its visible rim.
+   Candidates from the previous scene's disks are added (history seeds disks that are mostly covered now).
+2. Rim check at full resolution: radial colour profiles around each candidate give the edge position on every
+   ray (parabola peak, sub-pixel); the centre is refitted by robust least squares with the radius fixed to the
+   size class; a ray supports the disk when its edge lies within `rim_tolerance_px` of the fitted circle.
+3. Greedy acceptance with explanation-away: the best-supported candidate is accepted first, the rim points it
+   explains are taken from every other candidate, and rays inside an accepted disk stop counting against the
+   others (they may be under it). A candidate needs enough supporting rim, and where its rim lies in the open
+   it must be mostly present, so art, tokens, the ruler and marker tiles (which give arcs, not circles) drop out.
+
+Stacking order (`vision.stacking`) works on the accepted fits. `detect_frame` is the single-frame entry point
+the evaluation harness and `tablesight detect` call.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+import cv2
+import numpy as np
+
+from tablesight.errors import InputError
+from tablesight.scene import SIZE_CLASSES, Disk, Scene
+from vision.sizes import DiskSizes
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """Thresholds of the detector; the defaults are tuned on the renderer's tuning seeds only."""
+
+    rays: int = 120                      # rim samples per accepted disk (fine measurement)
+    screen_rays: int = 48                # rim samples per candidate (coarse check and acceptance)
+    canny_low: float = 30.0              # half-resolution colour Canny thresholds (candidate votes)
+    canny_high: float = 70.0
+    vote_min: float = 0.2               # accumulator peak, as a fraction of the rim, to become a candidate
+    max_candidates_per_size: int = 120
+    edge_min: float = 14.0               # minimum colour step (0-255 units per px) for a rim point
+    rim_tolerance_px: float = 1.2        # a rim point supports the circle within this distance
+    accept_strong: float = 0.55          # rim fraction accepted on its own
+    accept_min: float = 0.27             # rim fraction accepted when the open part of the rim is consistent
+    accept_min_history: float = 0.16     # same, for a disk the previous scene had here
+    open_consistency: float = 0.55       # fraction of the open (not under an accepted disk) rim that must show
+    max_residual_px: float = 0.75        # RMS distance of the rim points to the fitted circle
+    accept_on_top: float = 0.7           # rim fraction of a disk lying mostly on accepted disks
+    ring_uniform_min: float = 0.3        # fraction of rim rays whose border ring has the disk's ring colour
+    ring_uniform_on_top: float = 0.6
+    ring_depth_mm: float = 2.5           # where the border ring is sampled, inside the rim
+    parallax_disk_height_mm: float = 0.0  # height of a disk's top above the felt (0: no parallax correction)
+
+    def __post_init__(self) -> None:
+        if not 24 <= self.rays <= 720:
+            raise ValueError("rays must be within 24..720")
+        for name in ("vote_min", "accept_strong", "accept_min", "accept_min_history", "open_consistency"):
+            v = getattr(self, name)
+            if not 0.0 < v <= 1.0:
+                raise ValueError(f"{name} must be within (0, 1], got {v!r}")
+        for name in ("canny_low", "canny_high", "edge_min", "rim_tolerance_px", "max_residual_px", "ring_depth_mm"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0")
+        if self.parallax_disk_height_mm < 0:
+            raise ValueError("parallax_disk_height_mm must be >= 0")
+
+
+DEFAULT_CONFIG = DetectorConfig()
+
+
+@dataclass(frozen=True)
+class DiskFit:
+    """One accepted disk in rectified pixels (the detector's own result, before table mm and ids)."""
+
+    cx: float
+    cy: float
+    r_px: float
+    size: str
+    rim_fraction: float      # fraction of the rim rays with an edge on the fitted circle
+    open_consistency: float  # fraction of the open rim rays that show the edge (1.0 when none is open)
+    residual_px: float
+    ring_bgr: tuple[float, float, float]
+    confidence: float
+    seed_id: str | None = None   # the previous scene's disk this one continues, when seeded by history
+    seed_z: int | None = None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Calibration access: the detector only needs the rectified image and the pixel <-> table mm mapping.
+
+
+def rectified_frame(frame_bgr: Any, calibration: Any) -> np.ndarray:
+    """Check the frame and rectify it; bad frames raise InputError with the reason."""
+    if frame_bgr is None or not isinstance(frame_bgr, np.ndarray) or frame_bgr.size == 0:
+        raise InputError("empty frame")
+    if frame_bgr.ndim == 2:
+        frame_bgr = cv2.cvtColor(frame_bgr, cv2.COLOR_GRAY2BGR)
+    if frame_bgr.ndim != 3 or frame_bgr.shape[2] not in (3, 4):
+        raise InputError(f"frame: expected a colour image, got shape {frame_bgr.shape}")
+    if frame_bgr.shape[2] == 4:
+        frame_bgr = cv2.cvtColor(frame_bgr, cv2.COLOR_BGRA2BGR)
+    if frame_bgr.dtype != np.uint8:
+        raise InputError(f"frame: expected 8-bit pixels, got {frame_bgr.dtype}")
+    check = getattr(calibration, "check_frame", None)
+    if check is not None:
+        check(frame_bgr)
+    rect = calibration.rectify(frame_bgr)
+    if rect is None or rect.size == 0:
+        raise InputError("frame: rectification gave an empty image")
+    return rect
+
+
+def px_per_mm(calibration: Any) -> float:
+    return float(getattr(calibration, "rectified_px_per_mm", 1.0) or 1.0)
+
+
+def rect_to_table(calibration: Any, pts: np.ndarray) -> np.ndarray:
+    pts = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
+    fn = getattr(calibration, "rectified_to_table", None)
+    if fn is not None:
+        return np.asarray(fn(pts), dtype=np.float64).reshape(-1, 2)
+    ox, oy = getattr(calibration, "rectified_origin_mm", (-40.0, -40.0))
+    return pts / px_per_mm(calibration) + np.array([ox, oy])
+
+
+def table_to_rect(calibration: Any, pts: np.ndarray) -> np.ndarray:
+    pts = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
+    fn = getattr(calibration, "table_to_rectified", None)
+    if fn is not None:
+        return np.asarray(fn(pts), dtype=np.float64).reshape(-1, 2)
+    ox, oy = getattr(calibration, "rectified_origin_mm", (-40.0, -40.0))
+    return (pts - np.array([ox, oy])) * px_per_mm(calibration)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Step 1: candidates by gradient-direction voting.
+
+
+@dataclass
+class _Candidates:
+    cx: np.ndarray
+    cy: np.ndarray
+    size_idx: np.ndarray
+    seed_id: list
+    seed_z: list
+
+
+def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorConfig) -> tuple[np.ndarray, ...]:
+    half = cv2.resize(blur, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    h, w = half.shape[:2]
+    edges = cv2.Canny(half, cfg.canny_low, cfg.canny_high, L2gradient=True)
+    ys, xs = np.nonzero(edges)
+    out_x, out_y, out_s = [], [], []
+    if len(xs) == 0:
+        return np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
+    dx = cv2.Sobel(half, cv2.CV_16S, 1, 0, ksize=3)
+    dy = cv2.Sobel(half, cv2.CV_16S, 0, 1, ksize=3)
+    gx = dx[ys, xs].astype(np.float32)
+    gy = dy[ys, xs].astype(np.float32)
+    if gx.ndim == 2:  # colour: the channel with the strongest gradient decides the direction
+        ch = np.argmax(gx * gx + gy * gy, axis=1)
+        rows = np.arange(len(ch))
+        gx, gy = gx[rows, ch], gy[rows, ch]
+    mag = np.sqrt(gx * gx + gy * gy) + 1e-6
+    ux, uy = gx / mag, gy / mag
+    xsf, ysf = xs.astype(np.float32), ys.astype(np.float32)
+    kernel = np.ones((5, 5), np.uint8)
+    for si, r in enumerate(radii_px):
+        rh = r * 0.5
+        vx = np.concatenate([xsf + rh * ux, xsf - rh * ux])
+        vy = np.concatenate([ysf + rh * uy, ysf - rh * uy])
+        ix = np.rint(vx).astype(np.int64)
+        iy = np.rint(vy).astype(np.int64)
+        ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
+        acc = np.bincount(iy[ok] * w + ix[ok], minlength=h * w).astype(np.float32).reshape(h, w)
+        # Votes of one rim spread over a few pixels (rounding, gradient noise): score the 3x3 sum.
+        acc = cv2.boxFilter(acc, -1, (3, 3), normalize=False) / (2.0 * math.pi * rh)
+        peaks = (acc >= cv2.dilate(acc, kernel)) & (acc >= cfg.vote_min)
+        py, px = np.nonzero(peaks)
+        if len(px) > cfg.max_candidates_per_size:
+            keep = np.argsort(-acc[py, px])[: cfg.max_candidates_per_size]
+            py, px = py[keep], px[keep]
+        out_x.append(px * 2.0 + 0.5)
+        out_y.append(py * 2.0 + 0.5)
+        out_s.append(np.full(len(px), si, np.int64))
+    return np.concatenate(out_x), np.concatenate(out_y), np.concatenate(out_s)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Step 2: rim profiles, sub-pixel edge points, robust centre fit.
+
+_OFFSETS = np.arange(-4.0, 4.01, 0.5, dtype=np.float32)  # radial sample offsets, px
+_MID = (_OFFSETS[:-1] + _OFFSETS[1:]) / 2.0
+
+
+def _sample(img: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Bilinear samples of `img` at float coordinates of any shape (..., ) -> (..., channels)."""
+    shape = X.shape
+    n = X.size
+    width = 2048
+    rows = (n + width - 1) // width
+    pad = rows * width - n
+    mx = np.concatenate([X.ravel(), np.zeros(pad, X.dtype)]).astype(np.float32).reshape(rows, width)
+    my = np.concatenate([Y.ravel(), np.zeros(pad, Y.dtype)]).astype(np.float32).reshape(rows, width)
+    out = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    ch = 1 if out.ndim == 2 else out.shape[2]
+    return out.reshape(rows * width, ch)[:n].reshape(*shape, ch)
+
+
+def _rim_points(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, angles: np.ndarray,
+                window: float, cfg: DetectorConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edge radius (offset from r, px) and strength on every ray; NaN where no edge within `window`."""
+    ca, sa = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    rr = r[:, None, None].astype(np.float32) + _OFFSETS[None, None, :]
+    X = cx[:, None, None].astype(np.float32) + rr * ca[None, :, None]
+    Y = cy[:, None, None].astype(np.float32) + rr * sa[None, :, None]
+    prof = _sample(img, X, Y)                                   # (M, K, D, C)
+    step = np.diff(prof, axis=2)                                # (M, K, D-1, C), per 0.5 px
+    strength = np.sqrt((step * step).sum(axis=3)) * 2.0         # colour units per px
+    # On each ray take the local maximum of the colour step nearest the expected radius (the border ring's
+    # inner edge or art may be stronger, but lie further in).
+    inside = np.abs(_MID) <= window
+    left = np.concatenate([np.full(strength.shape[:2] + (1,), -1.0, strength.dtype), strength[..., :-1]], axis=2)
+    right = np.concatenate([strength[..., 1:], np.full(strength.shape[:2] + (1,), -1.0, strength.dtype)], axis=2)
+    is_peak = (strength >= left) & (strength > right) & (strength >= cfg.edge_min) & inside[None, None, :]
+    cost = np.where(is_peak, np.abs(_MID)[None, None, :] - 1e-3 * strength, np.inf)
+    j = np.argmin(cost, axis=2)                                 # (M, K)
+    s_masked = np.where(is_peak, strength, 0.0)
+    peak = np.take_along_axis(s_masked, j[..., None], axis=2)[..., 0]
+    jl = np.clip(j - 1, 0, len(_MID) - 1)
+    jr = np.clip(j + 1, 0, len(_MID) - 1)
+    sl = np.take_along_axis(strength, jl[..., None], axis=2)[..., 0]
+    sr = np.take_along_axis(strength, jr[..., None], axis=2)[..., 0]
+    denom = sl - 2.0 * peak + sr
+    frac = 0.5 * (sl - sr) / np.where(np.abs(denom) > 1e-6, denom, np.inf)
+    frac = np.clip(frac, -0.5, 0.5)
+    offset = _MID[j] + frac * 0.5
+    offset = np.where(peak >= cfg.edge_min, offset, np.nan)
+    return offset.astype(np.float64), peak.astype(np.float64), prof
+
+
+def _fit_centres(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, offset: np.ndarray, angles: np.ndarray,
+                 iterations: int = 4, scale: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
+    """Robust (Tukey) least squares for the centre with the radius fixed; returns refined cx, cy."""
+    ca, sa = np.cos(angles), np.sin(angles)
+    valid = np.isfinite(offset)
+    rho = np.where(valid, r[:, None] + np.nan_to_num(offset), 0.0)
+    px = cx[:, None] + rho * ca[None, :]
+    py = cy[:, None] + rho * sa[None, :]
+    x, y = cx.astype(np.float64).copy(), cy.astype(np.float64).copy()
+    for _ in range(iterations):
+        dx = px - x[:, None]
+        dy = py - y[:, None]
+        d = np.sqrt(dx * dx + dy * dy) + 1e-9
+        e = d - r[:, None]
+        u = np.clip(e / (scale * 2.0), -1.0, 1.0)
+        wgt = np.where(valid & (np.abs(e) < scale * 2.0), (1 - u * u) ** 2, 0.0)
+        jx, jy = -dx / d, -dy / d
+        a11 = (wgt * jx * jx).sum(1) + 1e-6
+        a12 = (wgt * jx * jy).sum(1)
+        a22 = (wgt * jy * jy).sum(1) + 1e-6
+        b1 = (wgt * jx * e).sum(1)
+        b2 = (wgt * jy * e).sum(1)
+        det = a11 * a22 - a12 * a12
+        ok = (det > 1e-3) & (wgt.sum(1) >= 6)
+        stepx = np.where(ok, -(a22 * b1 - a12 * b2) / np.where(ok, det, 1.0), 0.0)
+        stepy = np.where(ok, -(-a12 * b1 + a11 * b2) / np.where(ok, det, 1.0), 0.0)
+        stepx = np.clip(stepx, -3.0, 3.0)
+        stepy = np.clip(stepy, -3.0, 3.0)
+        x += stepx
+        y += stepy
+    return x, y
+
+
+@dataclass
+class _Verified:
+    cx: np.ndarray
+    cy: np.ndarray
+    r: np.ndarray
+    size_idx: np.ndarray
+    support: np.ndarray        # (M, K) bool: ray shows the rim on the fitted circle
+    ex: np.ndarray             # (M, K) rim point x (nominal where unsupported)
+    ey: np.ndarray
+    nx: np.ndarray             # (M, K) nominal circle points
+    ny: np.ndarray
+    residual: np.ndarray       # (M,) RMS of supported points
+    ring_uniform: np.ndarray   # (M,) fraction of supported rays whose border-ring colour matches the median
+    seed_id: list = field(default_factory=list)
+    seed_z: list = field(default_factory=list)
+
+
+def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: int, cfg: DetectorConfig,
+             passes: tuple[tuple[float, int, float], ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Alternate rim measurement and centre fit; passes are (window, fit iterations, Tukey scale)."""
+    angles = np.arange(K) * (2.0 * math.pi / K)
+    for window, iters, scale in passes:
+        off, _, _ = _rim_points(img, cx, cy, r, angles, window, cfg)
+        cx, cy = _fit_centres(cx, cy, r, off, angles, iterations=iters, scale=scale)
+    off, _, _ = _rim_points(img, cx, cy, r, angles, 2.0, cfg)
+    return cx, cy, off, angles
+
+
+def _ring_samples(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, angles: np.ndarray,
+                  depth: float) -> np.ndarray:
+    rr = (r - depth)[:, None]
+    return _sample(img, cx[:, None] + rr * np.cos(angles)[None, :], cy[:, None] + rr * np.sin(angles)[None, :])
+
+
+def _ring_uniformity(ring: np.ndarray, support: np.ndarray, match: float = 38.0) -> np.ndarray:
+    """Per disk: fraction of supported rays whose ring colour lies near the (robust) mean over supported rays."""
+    w = support.astype(np.float32)[..., None]
+    n = np.maximum(w.sum(1), 1.0)
+    mean = (ring * w).sum(1) / n
+    for _ in range(2):  # re-centre on the rays that agree (art under a token, glare)
+        near = (np.linalg.norm(ring - mean[:, None, :], axis=2) <= match * 1.5)[..., None] * w
+        mean = np.where(near.sum(1) >= 3, (ring * near).sum(1) / np.maximum(near.sum(1), 1.0), mean)
+    inl = (np.linalg.norm(ring - mean[:, None, :], axis=2) <= match) & support
+    return np.where(support.sum(1) >= 4, inl.sum(1) / np.maximum(support.sum(1), 1), 0.0)
+
+
+def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: DetectorConfig, K: int) -> _Verified:
+    """Coarse check of every candidate on K rays: fitted centre, supporting rays, ring; copies merged."""
+    r = radii[cand.size_idx]
+    cx, cy = cand.cx.astype(np.float64), cand.cy.astype(np.float64)
+    seeded = np.array([s is not None for s in cand.seed_id], bool)
+    cx, cy, off, angles = _measure(img, cx, cy, r, K, cfg, ((3.0, 4, 2.0), (2.5, 3, 1.0)))
+    support = np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px)
+    frac = support.mean(1)
+    keep = frac >= np.where(seeded, 0.8 * cfg.accept_min_history, 0.8 * cfg.accept_min)
+    # The same disk found from two peaks: keep the better-supported copy (and the seed id of either).
+    idx = np.nonzero(keep)[0]
+    idx = idx[np.argsort(-frac[idx] - 0.01 * seeded[idx], kind="stable")]
+    seed_id, seed_z = list(cand.seed_id), list(cand.seed_z)
+    same = ((cand.size_idx[idx][:, None] == cand.size_idx[idx][None, :]) &
+            ((cx[idx][:, None] - cx[idx][None, :]) ** 2 + (cy[idx][:, None] - cy[idx][None, :]) ** 2 < 6.0))
+    earlier = np.tril(same, k=-1)           # earlier[i, j]: j ranks before i and is the same disk
+    first = np.where(earlier.any(1), np.argmax(earlier, axis=1), -1)
+    chosen = [int(idx[k]) for k in range(len(idx)) if first[k] < 0]
+    for k in np.nonzero(first >= 0)[0]:
+        i, j = int(idx[k]), int(idx[first[k]])
+        if seed_id[i] is not None and seed_id[j] is None:
+            seed_id[j], seed_z[j] = seed_id[i], seed_z[i]
+    sel = np.array(sorted(chosen), dtype=np.int64)
+    cx, cy, r, off, support = cx[sel], cy[sel], r[sel], off[sel], support[sel]
+    ca, sa = np.cos(angles), np.sin(angles)
+    rho = r[:, None] + np.nan_to_num(off)
+    n = support.sum(1)
+    resid = np.sqrt(np.where(support, np.nan_to_num(off) ** 2, 0.0).sum(1) / np.maximum(n, 1))
+    ring = _ring_samples(img, cx, cy, r, angles, cfg.ring_depth_mm * (r.mean() / max(radii.mean(), 1e-9)) *
+                         (radii.mean() / max(radii.mean(), 1e-9)))
+    return _Verified(cx, cy, r, cand.size_idx[sel], support, cx[:, None] + rho * ca, cy[:, None] + rho * sa,
+                     cx[:, None] + r[:, None] * ca, cy[:, None] + r[:, None] * sa, resid,
+                     _ring_uniformity(ring, support), [seed_id[i] for i in sel], [seed_z[i] for i in sel])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Step 3: greedy acceptance with explanation-away.
+
+
+def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
+    M, K = v.support.shape
+    alive = np.ones(M, bool)
+    explained = np.zeros((M, K), bool)
+    covered = np.zeros((M, K), bool)
+    seeded = np.array([s is not None for s in v.seed_id], bool)
+    emin = np.where(seeded, cfg.accept_min_history, cfg.accept_min)
+    good_fit = (v.residual <= cfg.max_residual_px) & (v.ring_uniform >= cfg.ring_uniform_min)
+    accepted: list[int] = []
+    while alive.any():
+        eff = v.support & ~explained
+        e = eff.sum(1) / K
+        open_ = ~covered
+        n_open = open_.sum(1)
+        c = (eff & open_).sum(1) / np.maximum(n_open, 1)
+        lying_on = n_open < 0.5 * K
+        # A disk lying mostly on accepted disks must show most of its rim and an even border ring (art on the
+        # disk below draws arcs, not a ring); elsewhere the open part of the rim must be there.
+        strong = (e >= cfg.accept_strong) & (~lying_on | ((e >= cfg.accept_on_top) &
+                                                          (v.ring_uniform >= cfg.ring_uniform_on_top)))
+        partial = (e >= emin) & (c >= cfg.open_consistency) & (n_open >= 0.15 * K)
+        passes = alive & good_fit & (strong | partial)
+        if not passes.any():
+            break
+        score = np.where(passes, e + 0.05 * seeded, -1.0)
+        i = int(np.argmax(score))
+        accepted.append(i)
+        alive[i] = False
+        # Remove candidates that would be the same disk, explain its rim points away from the others.
+        dist = np.hypot(v.cx - v.cx[i], v.cy - v.cy[i])
+        alive &= dist >= 0.5 * np.minimum(v.r, v.r[i])
+        de = np.abs(np.hypot(v.ex - v.cx[i], v.ey - v.cy[i]) - v.r[i])
+        explained |= de <= 1.5
+        covered |= np.hypot(v.nx - v.cx[i], v.ny - v.cy[i]) < v.r[i] - 1.5
+    return accepted
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _confidence(rim: float, consistency: float, residual: float, ring_uniform: float, seeded: bool) -> float:
+    evidence = min(1.0, rim / 0.7)
+    conf = (0.3 + 0.7 * evidence) * (0.5 + 0.5 * min(1.0, consistency / 0.85))
+    conf *= math.exp(-max(0.0, residual - 0.45) / 0.6) * (0.7 + 0.3 * ring_uniform)
+    if seeded and rim < 0.3:
+        conf = max(conf, 0.35)
+    return float(min(0.999, max(0.05, conf)))
+
+
+def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
+                 seeds: Sequence[tuple[float, float, str, str, int]] = (),
+                 config: DetectorConfig = DEFAULT_CONFIG) -> list[DiskFit]:
+    """Disks in a rectified BGR image. `seeds`: (cx_px, cy_px, size, id, z) from the previous scene."""
+    cfg = config
+    blur = cv2.GaussianBlur(rect, (5, 5), 1.0)
+    radii = np.array([sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES], dtype=np.float64)
+    vx, vy, vs = _vote_candidates(blur, radii, cfg)
+    seed_id: list = [None] * len(vx)
+    seed_z: list = [None] * len(vx)
+    if seeds:
+        sx = np.array([s[0] for s in seeds], np.float64)
+        sy = np.array([s[1] for s in seeds], np.float64)
+        ss = np.array([SIZE_CLASSES.index(s[2]) for s in seeds], np.int64)
+        vx, vy, vs = np.concatenate([vx, sx]), np.concatenate([vy, sy]), np.concatenate([vs, ss])
+        seed_id += [s[3] for s in seeds]
+        seed_z += [s[4] for s in seeds]
+    if len(vx) == 0:
+        return []
+    img = blur.astype(np.float32)
+    v = _verify(img, _Candidates(vx, vy, vs, seed_id, seed_z), radii, cfg, cfg.screen_rays)
+    if len(v.cx) == 0:
+        return []
+    accepted = _accept(v, cfg)
+    if not accepted:
+        return []
+    # Fine measurement of the accepted disks on all rays.
+    acc = np.array(accepted)
+    K = cfg.rays
+    cx, cy, r = v.cx[acc], v.cy[acc], v.r[acc]
+    cx, cy, off, angles = _measure(img, cx, cy, r, K, cfg, ((2.0, 4, 1.0),))
+    support = np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px)
+    n = support.sum(1)
+    resid = np.sqrt(np.where(support, np.nan_to_num(off) ** 2, 0.0).sum(1) / np.maximum(n, 1))
+    ring = _ring_samples(img, cx, cy, r, angles, cfg.ring_depth_mm * px_per_mm_)
+    uniform = _ring_uniformity(ring, support)
+    nx = cx[:, None] + r[:, None] * np.cos(angles)
+    ny = cy[:, None] + r[:, None] * np.sin(angles)
+    # Rays of each disk that lie under another accepted disk (they may be hidden: not counted against it).
+    inside = np.hypot(nx[:, None, :] - cx[None, :, None], ny[:, None, :] - cy[None, :, None]) < \
+        (r[None, :, None] - 1.5)
+    inside[np.arange(len(acc)), np.arange(len(acc)), :] = False
+    covered_all = inside.any(1)
+    fits = []
+    for k, i in enumerate(accepted):
+        rim = float(support[k].mean())
+        covered = covered_all[k]
+        n_open = int((~covered).sum())
+        cons = float((support[k] & ~covered).sum() / n_open) if n_open else 1.0
+        cols = ring[k][support[k]] if support[k].sum() >= 4 else ring[k]
+        med = np.median(cols, axis=0)
+        seeded = v.seed_id[i] is not None
+        fits.append(DiskFit(cx=float(cx[k]), cy=float(cy[k]), r_px=float(r[k]),
+                            size=SIZE_CLASSES[int(v.size_idx[i])], rim_fraction=rim, open_consistency=cons,
+                            residual_px=float(resid[k]), ring_bgr=(float(med[0]), float(med[1]), float(med[2])),
+                            confidence=_confidence(rim, cons, float(resid[k]), float(uniform[k]), seeded),
+                            seed_id=v.seed_id[i], seed_z=v.seed_z[i]))
+    return fits
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _seeds_from(previous: Scene | None, calibration: Any, sizes: DiskSizes) -> list[tuple]:
+    if previous is None or not previous.disks:
+        return []
+    pts = table_to_rect(calibration, np.array([[d.x_mm, d.y_mm] for d in previous.disks]))
+    seeds = []
+    for d, (x, y) in zip(previous.disks, pts):
+        size = d.size or min(SIZE_CLASSES, key=lambda s: abs(sizes.radius(s) - d.radius_mm))
+        seeds.append((float(x), float(y), size, d.id, d.z))
+    return seeds
+
+
+def fits_to_scene(fits: Sequence[DiskFit], z: Sequence[int], calibration: Any, sizes: DiskSizes,
+                  previous: Scene | None = None, uncertain_pairs: Sequence[tuple[int, int]] = (),
+                  confidences: Sequence[float] | None = None) -> Scene:
+    """Build the Scene (table mm) from fits in rectified px; ids continue the previous scene where seeded."""
+    centres = rect_to_table(calibration, np.array([[f.cx, f.cy] for f in fits])) if fits else np.zeros((0, 2))
+    used = {f.seed_id for f in fits if f.seed_id is not None}
+    taken = set(used)
+    if previous is not None:
+        taken |= {d.id for d in previous.disks}
+    counter = 1
+    ids = []
+    for f in fits:
+        if f.seed_id is not None:
+            ids.append(f.seed_id)
+            continue
+        while f"d{counter}" in taken:
+            counter += 1
+        ids.append(f"d{counter}")
+        taken.add(f"d{counter}")
+    players = previous.players if previous is not None else ()
+    prev_by_id = {d.id: d for d in previous.disks} if previous is not None else {}
+    disks = []
+    for k, (f, (x, y)) in enumerate(zip(fits, centres)):
+        prev = prev_by_id.get(ids[k])
+        conf = confidences[k] if confidences is not None else f.confidence
+        disks.append(Disk(
+            id=ids[k], x_mm=float(x), y_mm=float(y), radius_mm=sizes.radius(f.size), z=int(z[k]),
+            player=prev.player if prev is not None else None, size=f.size,
+            unit=prev.unit if prev is not None else None, confidence=round(float(conf), 4),
+            extra={"rim_visible": round(f.rim_fraction, 3)},
+        ))
+    extra: dict[str, Any] = {}
+    if uncertain_pairs:
+        extra["uncertain_pairs"] = [sorted([ids[a], ids[b]]) for a, b in uncertain_pairs]
+    base = previous if previous is not None else Scene()
+    return replace(base, disks=tuple(disks), players=players, extra={**{k: v for k, v in base.extra.items()
+                                                                         if k != "uncertain_pairs"}, **extra})
+
+
+def detect_frame(frame_bgr: Any, calibration: Any, diameters_mm: Any = None, previous: Scene | None = None,
+                 config: DetectorConfig = DEFAULT_CONFIG) -> Scene:
+    """Disks of the three known sizes in one camera frame -> Scene (table mm, z from rim evidence + history).
+
+    `diameters_mm`: a DiskSizes, {small, medium, large} mapping or (S, M, L). `previous`: the last scene, which
+    seeds partly covered disks, keeps their ids and settles stacking pairs the frame cannot.
+    Raises InputError for an empty or corrupt frame or one whose size does not match the calibration.
+    """
+    from vision.stacking import order_stacks
+
+    sizes = DiskSizes.coerce(diameters_mm)
+    rect = rectified_frame(frame_bgr, calibration)
+    ppm = px_per_mm(calibration)
+    fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config)
+    order = order_stacks(rect, fits, px_per_mm_=ppm)
+    return fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences)

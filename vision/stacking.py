@@ -1,0 +1,202 @@
+"""Which disk lies on which: rim continuity in the overlap lens, history, and one consistent `z` per pile.
+
+For two overlapping disks A and B, look at A's rim where it runs inside B (the lens), away from any third disk:
+if A is on top, its rim is an unbroken edge there with A's border ring just inside it; if A is under B, that arc
+is hidden and the pixels there are B's art. The same for B's rim inside A. The difference of the two scores
+orders the pair. History (the previous scene's order of the same two disks; a disk that arrives onto a resting
+disk is above it) settles pairs whose lens says little, and a pair where a clear frame reading and history
+disagree, or where neither says anything, is reported as uncertain with lowered confidences, never silently.
+Pairwise orders become `z` by a topological order (longest chain from the bottom); a cycle is broken at its
+weakest pair, which is then reported as uncertain.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from vision.detect import DEFAULT_CONFIG, DetectorConfig, DiskFit, _rim_points, _sample
+
+
+@dataclass(frozen=True)
+class PairEvidence:
+    upper: int            # index into the fits
+    lower: int
+    strength: float       # 0..1, how clearly the frame (and history) say so
+    source: str           # "rim", "history", "arrival", "rim+history", "guess"
+    uncertain: bool
+
+
+@dataclass(frozen=True)
+class StackOrder:
+    z: tuple[int, ...]
+    uncertain_pairs: tuple[tuple[int, int], ...]
+    confidences: tuple[float, ...]
+    pairs: tuple[PairEvidence, ...]
+
+
+@dataclass(frozen=True)
+class StackingConfig:
+    """How much rim evidence orders a pair, and how history weighs in."""
+
+    min_samples: int = 4          # lens rays needed for a rim reading
+    clear_margin: float = 0.25    # score difference that orders a pair from the frame alone
+    strong_margin: float = 0.5    # a frame reading this clear overrides history
+    ring_match: float = 38.0      # colour distance (0-255 BGR) for "this is my border ring"
+    uncertain_confidence_factor: float = 0.7
+
+    def __post_init__(self) -> None:
+        if self.min_samples < 1:
+            raise ValueError("min_samples must be >= 1")
+        if not 0 < self.clear_margin <= self.strong_margin <= 1:
+            raise ValueError("need 0 < clear_margin <= strong_margin <= 1")
+
+
+DEFAULT_STACKING = StackingConfig()
+
+
+def overlapping(a: DiskFit, b: DiskFit, margin_px: float = 0.5) -> bool:
+    return math.hypot(a.cx - b.cx, a.cy - b.cy) < a.r_px + b.r_px - margin_px
+
+
+def _lens_scores(img: np.ndarray, fits: Sequence[DiskFit], i: int, j: int, K: int,
+                 cfg: DetectorConfig, scfg: StackingConfig, ppm: float) -> tuple[float, int]:
+    """How visible disk i's rim is where it runs inside disk j (and outside every other disk)."""
+    a, b = fits[i], fits[j]
+    ang = np.arange(K) * (2.0 * math.pi / K)
+    px = a.cx + a.r_px * np.cos(ang)
+    py = a.cy + a.r_px * np.sin(ang)
+    sel = np.hypot(px - b.cx, py - b.cy) < b.r_px - 2.0
+    for k, f in enumerate(fits):
+        if k not in (i, j):
+            sel &= np.hypot(px - f.cx, py - f.cy) > f.r_px + 2.0
+    n = int(sel.sum())
+    if n == 0:
+        return 0.0, 0
+    angles = ang[sel]
+    off, _, _ = _rim_points(img, np.array([a.cx]), np.array([a.cy]), np.array([a.r_px]), angles, 2.0, cfg)
+    edge = np.isfinite(off[0]) & (np.abs(np.nan_to_num(off[0], nan=9.0)) <= cfg.rim_tolerance_px + 0.3)
+    depth = cfg.ring_depth_mm * ppm
+    ring = _sample(img, (a.cx + (a.r_px - depth) * np.cos(angles))[None, :],
+                   (a.cy + (a.r_px - depth) * np.sin(angles))[None, :])[0]
+    ring_ok = np.linalg.norm(ring - np.array(a.ring_bgr, np.float32)[None, :], axis=1) <= scfg.ring_match
+    return float((0.5 * edge + 0.5 * ring_ok).mean()), n
+
+
+def _reachable(adj: dict[int, set[int]], s: int, t: int) -> bool:
+    seen, stack = {s}, [s]
+    while stack:
+        u = stack.pop()
+        if u == t:
+            return True
+        for v in adj.get(u, ()):
+            if v not in seen:
+                seen.add(v)
+                stack.append(v)
+    return False
+
+
+def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 1.0,
+                 config: StackingConfig = DEFAULT_STACKING,
+                 detector: DetectorConfig = DEFAULT_CONFIG) -> StackOrder:
+    """z for every fit (0 = on the felt) from rim evidence and the history the fits carry (seed ids and z)."""
+    n = len(fits)
+    if n == 0:
+        return StackOrder((), (), (), ())
+    img = rect.astype(np.float32) if rect.dtype != np.float32 else rect
+    K = detector.rays
+    decided: list[PairEvidence] = []
+    weak: list[PairEvidence] = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = fits[i], fits[j]
+            if not overlapping(a, b):
+                continue
+            si, ni = _lens_scores(img, fits, i, j, K, detector, config, px_per_mm_)
+            sj, nj = _lens_scores(img, fits, j, i, K, detector, config, px_per_mm_)
+            frame = None  # +1: i above j
+            diff = 0.0
+            if ni >= config.min_samples and nj >= config.min_samples:
+                diff = si - sj
+            elif ni >= config.min_samples:
+                diff = si - 0.5  # only i's arc is readable: compare it with an even chance
+            elif nj >= config.min_samples:
+                diff = 0.5 - sj
+            if abs(diff) >= config.clear_margin:
+                frame = 1 if diff > 0 else -1
+            hist = None
+            hsource = None
+            if a.seed_z is not None and b.seed_z is not None and a.seed_z != b.seed_z:
+                hist = 1 if a.seed_z > b.seed_z else -1
+                hsource = "history"
+            elif (a.seed_id is None) != (b.seed_id is None):
+                # The new disk arrived onto the resting one: it is above it.
+                hist = 1 if a.seed_id is None else -1
+                hsource = "arrival"
+            if frame is not None and (hist is None or hist == frame):
+                up, lo = (i, j) if frame > 0 else (j, i)
+                src = "rim" if hist is None else f"rim+{hsource}"
+                decided.append(PairEvidence(up, lo, min(1.0, abs(diff) + (0.3 if hist else 0.0)), src, False))
+            elif frame is not None and abs(diff) >= config.strong_margin:
+                up, lo = (i, j) if frame > 0 else (j, i)
+                decided.append(PairEvidence(up, lo, abs(diff), "rim", False))
+            elif frame is not None:
+                # A clear reading against history: keep history's order, say it is uncertain.
+                up, lo = (i, j) if hist > 0 else (j, i)
+                decided.append(PairEvidence(up, lo, 0.2, hsource, True))
+            elif hist is not None:
+                up, lo = (i, j) if hist > 0 else (j, i)
+                decided.append(PairEvidence(up, lo, 0.4, hsource, False))
+            else:
+                # Nothing clear: the disk with more of its rim visible is more likely on top; say so.
+                if abs(diff) > 1e-9:
+                    up_first = diff > 0
+                else:
+                    up_first = a.rim_fraction >= b.rim_fraction
+                up, lo = (i, j) if up_first else (j, i)
+                weak.append(PairEvidence(up, lo, 0.05, "guess", True))
+
+    # Break cycles among the decided pairs at their weakest pair.
+    adj: dict[int, set[int]] = {}
+    kept: list[PairEvidence] = []
+    for e in sorted(decided, key=lambda e: -e.strength):
+        if _reachable(adj, e.lower, e.upper):
+            kept.append(PairEvidence(e.lower, e.upper, 0.0, e.source, True))  # flipped to stay consistent
+            adj.setdefault(e.lower, set()).add(e.upper)
+            continue
+        adj.setdefault(e.upper, set()).add(e.lower)
+        kept.append(e)
+    for e in weak:
+        if _reachable(adj, e.upper, e.lower):
+            kept.append(PairEvidence(e.upper, e.lower, 0.3, "implied", False))
+            continue
+        if _reachable(adj, e.lower, e.upper):
+            kept.append(PairEvidence(e.lower, e.upper, 0.3, "implied", False))
+            continue
+        adj.setdefault(e.upper, set()).add(e.lower)
+        kept.append(e)
+
+    # z = length of the longest chain of disks below (memoised DFS on the acyclic graph).
+    z = [-1] * n
+
+    def depth(u: int) -> int:
+        if z[u] >= 0:
+            return z[u]
+        z[u] = 0
+        best = 0
+        for v in adj.get(u, ()):
+            best = max(best, depth(v) + 1)
+        z[u] = best
+        return best
+
+    for u in range(n):
+        depth(u)
+    uncertain = tuple(sorted((min(e.upper, e.lower), max(e.upper, e.lower)) for e in kept if e.uncertain))
+    conf = [f.confidence for f in fits]
+    for a, b in uncertain:
+        conf[a] *= config.uncertain_confidence_factor
+        conf[b] *= config.uncertain_confidence_factor
+    return StackOrder(tuple(z), uncertain, tuple(conf), tuple(kept))
