@@ -34,7 +34,14 @@ def melee_json(scene, catalog=None, settings=None) -> dict:
     from rules.diskwars.report import build_report
 
     report = build_report(scene)
-    return resolve_melee(scene, report, catalog=catalog, settings=settings).to_json()
+    result = resolve_melee(scene, report, catalog=catalog, settings=settings)
+    doc = result.to_json()
+    # Enemy pins that exist only because a casualty was removed: fights of the next melee phase (RB p.20).
+    before = {(p.pinner, p.pinned) for p in report.pins if p.enemy}
+    after = build_report(result.scene_after)
+    doc["deferred_pins"] = [{"pinner": p.pinner, "pinned": p.pinned} for p in after.pins
+                            if p.enemy and (p.pinner, p.pinned) not in before]
+    return doc
 
 
 def melee(args: argparse.Namespace) -> int:

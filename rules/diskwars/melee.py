@@ -9,7 +9,7 @@ or else from the unit catalog, and returns a `MeleeResult`. Rules applied (spec/
 - Inside an engagement attackers deal their attack strength, defenders their counterattack (RB p.9). Timing:
   Swift strikes first, then the rest, then Slow (RB p.21). A disk with Swift and Slow of the same kind strikes as if
   it had neither; several Swift (or Slow) sources do not add up (FAQ "Swift and Slow"). A disk overlapping
-  `defensive` terrain gains Swift counterattack (RB p.22). Strikes of one timing land simultaneously; wounds are
+  `defensive` terrain (per the report's `terrain_overlaps`) gains Swift counterattack (RB p.22). Strikes of one timing land simultaneously; wounds are
   checked after each timing, so a disk removed earlier strikes nothing (RB p.21 Swift/Slow).
 - A disk damages ONE enemy it is engaged with in that engagement — the enemy it pins (attacker) or that pins it
   (defender) (RB p.9, 19, 20 "enfrentarse"); Frenzy: an attacker damages every enemy it pins (RB p.21). The choice
@@ -191,18 +191,7 @@ class Fighter:
         return "frenzy" in self.keywords
 
 
-def disk_overlaps_polygon(disk: Disk, polygon_mm: Iterable[tuple[float, float]]) -> bool:
-    """A disk overlaps a terrain piece if it covers any part of it; edge contact alone is not overlap (RB p.20)."""
-    from shapely.geometry import Point, Polygon
-
-    poly = Polygon(list(polygon_mm))
-    centre = Point(disk.x_mm, disk.y_mm)
-    if poly.contains(centre):
-        return True
-    return poly.exterior.distance(centre) < disk.radius_mm - 1e-9
-
-
-def fighter_for(disk: Disk, scene: Scene, catalog: Catalog | None) -> Fighter:
+def fighter_for(disk: Disk, scene: Scene, catalog: Catalog | None, defensive: tuple[str, ...] = ()) -> Fighter:
     """Numbers for one disk: the scene's own `stats`/`keywords` first, then the catalog unit's; power adds 1."""
     unit = catalog.unit(disk.unit) if catalog is not None else None
     base = unit.stats if unit is not None else None
@@ -220,8 +209,6 @@ def fighter_for(disk: Disk, scene: Scene, catalog: Catalog | None) -> Fighter:
     def plus(v: int | None) -> int | None:
         return None if v is None else v + bonus
 
-    defensive = tuple(t.id for t in scene.terrain if "defensive" in t.keywords
-                      and disk_overlaps_polygon(disk, t.polygon_mm))
     return Fighter(id=disk.id, player=disk.player, unit=disk.unit, attack=plus(stat("attack")),
                    counter=plus(stat("counter")), toughness=plus(stat("toughness")), vigor=stat("vigor"),
                    keywords=frozenset(keywords), powered=powered, defensive_terrain=defensive)
@@ -236,7 +223,14 @@ def resolve_melee(scene: Scene, report: Report, catalog: Catalog | None = None,
     """Resolve the melee phase of `scene` given its rules `report`; see the module docstring for the rules."""
     settings = settings or MeleeSettings()
     disks = {d.id: d for d in scene.disks}
-    fighters = {d.id: fighter_for(d, scene, catalog) for d in scene.disks}
+    # Defensive terrain (RB p.22): the report's disk-terrain overlaps (same contact tolerance as its pins).
+    defensive_ids = {t.id for t in scene.terrain if "defensive" in t.keywords}
+    on_defensive: dict[str, list[str]] = {}
+    for o in report.terrain_overlaps:
+        if o.terrain in defensive_ids:
+            on_defensive.setdefault(o.disk, []).append(o.terrain)
+    fighters = {d.id: fighter_for(d, scene, catalog, tuple(sorted(on_defensive.get(d.id, ()))))
+                for d in scene.disks}
     damage = {d.id: (d.tokens.damage if d.tokens else 0) for d in scene.disks}
     wounds = {d.id: (d.tokens.wound if d.tokens else 0) for d in scene.disks}
     touched: set[str] = set()

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from rules.diskwars.catalog import parse_catalog
-from rules.report import Engagement, MeleeOrder, Pin, Report
+from rules.report import Engagement, MeleeOrder, Pin, Report, TerrainOverlap
 from tablesight.scene import Scene
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,11 +28,12 @@ def scene_of(disks, players=("red", "blue"), terrain=()):
                             "disks": docs, "terrain": list(terrain)})
 
 
-def report_of(pins, engagements, sequence=None):
-    """pins: [(pinner, pinned)]; engagements: [(id, attackers, defenders)]."""
+def report_of(pins, engagements, sequence=None, terrain_overlaps=()):
+    """pins: [(pinner, pinned)]; engagements: [(id, attackers, defenders)]; terrain_overlaps: [(disk, terrain)]."""
     engs = tuple(Engagement(id=e, attackers=tuple(sorted(a)), defenders=tuple(sorted(d))) for e, a, d in engagements)
     return Report(pins=tuple(Pin(pinner=a, pinned=b, enemy=True) for a, b in pins), engagements=engs,
-                  melee_order=MeleeOrder(sequence=tuple(sequence or [e.id for e in engs])))
+                  melee_order=MeleeOrder(sequence=tuple(sequence or [e.id for e in engs])),
+                  terrain_overlaps=tuple(TerrainOverlap(d, t, 5.0) for d, t in terrain_overlaps))
 
 
 def strikes(result):

@@ -49,12 +49,15 @@ CASES = [
      dict(a_stats=A3, d_stats=D3, a_kw=["swift:attack", "swift:attack"], d_kw=["swift:counter"]),
      [("a", "d", "swift", 3), ("d", "a", "swift", 3)], ("a", "d")),
     ("defensive terrain gives the defender a swift counter",
-     dict(a_stats=A3, d_stats=D3, terrain=[HILL], d_pos=(200, 100)), [("d", "a", "swift", 3)], ("a",)),
-    ("FAQ example: defensive terrain + slow counter = normal timing",
-     dict(a_stats=A3, d_stats=D3, d_kw=["slow:counter"], terrain=[HILL], d_pos=(200, 100)),
+     dict(a_stats=A3, d_stats=D3, terrain=[HILL], on_terrain=["d"]), [("d", "a", "swift", 3)], ("a",)),
+    ("defensive terrain gives no swift attack to an attacker on it",
+     dict(a_stats=A3, d_stats=D3, terrain=[HILL], on_terrain=["a"]),
      [("a", "d", "normal", 3), ("d", "a", "normal", 3)], ("a", "d")),
-    ("a disk only touching defensive terrain at the edge does not gain swift",
-     dict(a_stats=A3, d_stats=D3, terrain=[HILL], d_pos=(272, 100)),
+    ("FAQ example: defensive terrain + slow counter = normal timing",
+     dict(a_stats=A3, d_stats=D3, d_kw=["slow:counter"], terrain=[HILL], on_terrain=["d"]),
+     [("a", "d", "normal", 3), ("d", "a", "normal", 3)], ("a", "d")),
+    ("terrain without the defensive keyword gives nothing",
+     dict(a_stats=A3, d_stats=D3, terrain=[dict(HILL, keywords=["cover"])], on_terrain=["d"]),
      [("a", "d", "normal", 3), ("d", "a", "normal", 3)], ("a", "d")),
     ("power token: +1 attack",
      dict(a_stats={"attack": 2, "toughness": 9}, d_stats=D3, a_tokens={"power": 1}),
@@ -88,7 +91,10 @@ CASES = [
 
 @pytest.mark.parametrize("name, kwargs, expected, casualties", CASES, ids=[c[0] for c in CASES])
 def test_keyword_duel(name, kwargs, expected, casualties):
-    result = resolve_melee(duel(**kwargs), ONE_ON_ONE)
+    kwargs = dict(kwargs)
+    on_terrain = kwargs.pop("on_terrain", [])
+    report = report_of([("a", "d")], [("E1", ["a"], ["d"])], terrain_overlaps=[(d, "hill") for d in on_terrain])
+    result = resolve_melee(duel(**kwargs), report)
     assert [s[1:] for s in strikes(result)] == expected
     assert tuple(sorted(result.casualties)) == casualties
 
