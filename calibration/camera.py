@@ -292,22 +292,26 @@ def calibrate_camera_views(views: Sequence[BoardView], image_size: tuple[int, in
 
 
 def calibrate_camera_images(images: Sequence[tuple[str, np.ndarray]], board: BoardSpec) -> CameraCalibrationResult:
-    """Intrinsics from named images (BGR or grey). Images of another size than the first are rejected."""
+    """Intrinsics from named images (BGR or grey). The most common image size is the camera's; others are
+    rejected (intrinsics belong to one resolution)."""
     views: list[BoardView] = []
     rejected: list[RejectedImage] = []
-    image_size: tuple[int, int] | None = None
+    readable = []
     for name, img in images:
-        if img is None or img.size == 0:
+        if img is None or not isinstance(img, np.ndarray) or img.size == 0:
             rejected.append(RejectedImage(name, "not a readable image"))
-            continue
-        gray = img if img.ndim == 2 else cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
-        size = (gray.shape[1], gray.shape[0])
-        if image_size is None:
-            image_size = size
-        elif size != image_size:
-            rejected.append(RejectedImage(name, f"size {size[0]}x{size[1]} differs from the first image's "
+        else:
+            readable.append((name, img))
+    if not readable:
+        raise InputError("no readable images")
+    sizes = [(img.shape[1], img.shape[0]) for _, img in readable]
+    image_size = max(set(sizes), key=lambda s: (sizes.count(s), s))
+    for (name, img), size in zip(readable, sizes):
+        if size != image_size:
+            rejected.append(RejectedImage(name, f"size {size[0]}x{size[1]}, the other photos are "
                                                 f"{image_size[0]}x{image_size[1]}"))
             continue
+        gray = img if img.ndim == 2 else cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
         found = find_board(gray, board)
         if isinstance(found, str):
             rejected.append(RejectedImage(name, found))
@@ -318,8 +322,6 @@ def calibrate_camera_images(images: Sequence[tuple[str, np.ndarray]], board: Boa
             rejected.append(RejectedImage(name, "board too small in the picture (under 1% of the image)"))
             continue
         views.append(BoardView(name, img_pts, obj_pts))
-    if image_size is None:
-        raise InputError("no readable images")
     return calibrate_camera_views(views, image_size, rejected)
 
 

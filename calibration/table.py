@@ -33,7 +33,7 @@ DEFAULT_MARGIN_MM = 40.0
 # A marker whose corners sit this far (mean, mm) from where the others put them was moved or misread.
 MARKER_REJECT_MM = 2.5
 # Without lens intrinsics, the uncorrected distortion alone puts a marker several mm off the others' fit.
-MARKER_REJECT_NO_LENS_MM = 10.0
+MARKER_REJECT_NO_LENS_MM = 30.0
 # The ruler overrides the marker layout's scale only beyond the ruler's own uncertainty (tags stuck by hand,
 # ~1 mm over 270 mm): a 3 ft mat is 1.6% off, a printer's "fit to page" 3-6%.
 RULER_SCALE_TOLERANCE = 0.01
@@ -108,6 +108,7 @@ class TableCalibration:
     warnings: tuple[str, ...] = ()
     rectified_px_per_mm: float = DEFAULT_PX_PER_MM
     rectified_origin_mm: tuple[float, float] = (-DEFAULT_MARGIN_MM, -DEFAULT_MARGIN_MM)
+    disk_diameters_mm: tuple[float, float, float] | None = None  # measured small/medium/large, if measured
     created: str = field(default_factory=now_iso)
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -134,6 +135,11 @@ class TableCalibration:
             raise InputError("battlefield size must be positive")
         object.__setattr__(self, "battlefield_mm", (bw, bh))
         object.__setattr__(self, "rectified_origin_mm", tuple(float(v) for v in self.rectified_origin_mm))
+        if self.disk_diameters_mm is not None:
+            d = tuple(float(v) for v in self.disk_diameters_mm)
+            if len(d) != 3 or not all(math.isfinite(v) and 5 < v < 300 for v in d):
+                raise InputError("disk_diameters_mm: expected three diameters between 5 and 300 mm")
+            object.__setattr__(self, "disk_diameters_mm", d)
         self._cache["lock"] = threading.Lock()
 
     # --- the mapping ------------------------------------------------------------------------------------------
@@ -181,6 +187,9 @@ class TableCalibration:
         return dataclasses.replace(
             self, rectified_px_per_mm=self.rectified_px_per_mm if px_per_mm is None else float(px_per_mm),
             rectified_origin_mm=self.rectified_origin_mm if origin_mm is None else tuple(origin_mm))
+
+    def with_disk_diameters(self, diameters_mm: tuple[float, float, float] | None) -> "TableCalibration":
+        return dataclasses.replace(self, disk_diameters_mm=diameters_mm)
 
     # --- frames -------------------------------------------------------------------------------------------
     def check_frame(self, frame: np.ndarray) -> None:
@@ -258,6 +267,8 @@ class TableCalibration:
             "residuals": [r.to_json() for r in self.residuals],
             "rectified": {"px_per_mm": self.rectified_px_per_mm, "origin_mm": list(self.rectified_origin_mm),
                           "size": list(self.rectified_size)},
+            "disk_diameters_mm": None if self.disk_diameters_mm is None
+            else [round(v, 2) for v in self.disk_diameters_mm],
             "warnings": list(self.warnings),
         }
 
@@ -286,6 +297,8 @@ class TableCalibration:
                 rectified_px_per_mm=float(rect.get("px_per_mm", DEFAULT_PX_PER_MM)),
                 rectified_origin_mm=tuple(float(v) for v in rect.get("origin_mm",
                                                                      (-DEFAULT_MARGIN_MM, -DEFAULT_MARGIN_MM))),
+                disk_diameters_mm=None if doc.get("disk_diameters_mm") is None
+                else tuple(float(v) for v in doc["disk_diameters_mm"]),
                 created=str(doc.get("created", "")),
             )
         except KeyError as exc:

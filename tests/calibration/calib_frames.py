@@ -94,7 +94,7 @@ def project(cam: Camera, rvec, tvec, pts_mm) -> np.ndarray:
 @dataclass
 class TableArt:
     layout: MarkerLayout = field(default_factory=default_layout)
-    px_per_mm: float = 3.0
+    px_per_mm: float = 2.0
     extent_mm: tuple[float, float, float, float] = (-160.0, -160.0, 1080.0, 1080.0)  # x0, y0, x1, y1
     felt_bgr: tuple[int, int, int] = (45, 95, 50)
     # Where each marker really lies (id -> 4x2 mm); defaults to the layout (a moved marker is drawn elsewhere).
@@ -187,7 +187,8 @@ def table_frame(art: TableArt, cam: Camera, rvec, tvec, noise_sigma: float = 2.0
     frame = render_plane(tex, origin, art.px_per_mm, cam, rvec, tvec)
     if noise_sigma > 0:
         rng = np.random.default_rng(seed)
-        frame = np.clip(frame + rng.normal(0, noise_sigma, frame.shape), 0, 255).astype(np.uint8)
+        noise = rng.standard_normal(frame.shape, dtype=np.float32) * noise_sigma
+        frame = np.clip(frame + noise, 0, 255).astype(np.uint8)
     return frame
 
 
@@ -231,7 +232,8 @@ def board_photos(cam: Camera, n: int, seed: int, cols: int = 9, rows: int = 6, s
         # Shift the board sideways in camera coordinates so it lands off-centre.
         tvec = tvec + np.array([gx * w / cam.K[0, 0] * dist_mm, gy * h / cam.K[1, 1] * dist_mm, 0]) * 0.8
         img = render_plane(tex, origin, ppm, cam, rvec, tvec, background=(120, 120, 120))
-        img = np.clip(img + rng.normal(0, noise_sigma, img.shape), 0, 255).astype(np.uint8)
+        noise = rng.standard_normal(img.shape, dtype=np.float32) * noise_sigma
+        img = np.clip(img + noise, 0, 255).astype(np.uint8)
         out.append(img)
     return out
 
