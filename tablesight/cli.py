@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the layout as JSON")
     p.add_argument("-o", "--output", metavar="FILE.pdf", help="write true-to-scale marker sheets")
     p.add_argument("--paper", choices=["a4", "letter"], default="a4", help="paper size for -o (default a4)")
+    p.add_argument("--battlefield-mm", metavar="W[xH]", help="battlefield size the markers surround (default 900)")
     p.set_defaults(func=_handler("calibration.commands:markers"))
 
     p = sub.add_parser("calibrate-camera", help="lens intrinsics from chessboard/ChArUco photos")
@@ -81,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("image", metavar="IMAGE")
     p.add_argument("--intrinsics", metavar="camera.json")
     p.add_argument("-o", "--output", required=True, metavar="table.json")
+    p.add_argument("--battlefield-mm", metavar="W[xH]", help="battlefield size the markers surround (default 900)")
+    p.add_argument("--px-per-mm", type=float, default=1.0, help="rectified view resolution (default 1 px/mm)")
+    p.add_argument("--measure-disks", metavar="IMAGE",
+                   help="also measure the three disk diameters from a frame of disks lying apart on the table")
     p.set_defaults(func=_handler("calibration.commands:calibrate"))
 
     p = sub.add_parser("detect", help="one scene JSON per image (JSON Lines when several)")
@@ -103,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tier", choices=["easy", "standard", "hard"], default="standard")
     p.add_argument("--video", action="store_true", help="render a game-like sequence instead of still frames")
     p.add_argument("--resolution", choices=["1080p", "720p"], default="1080p")
+    p.add_argument("--disk-diameters-mm", metavar="S,M,L", help="disk diameters to draw (default 44,64,89)")
+    p.add_argument("--boards", type=int, default=12, help="chessboard photos to write in DIR/boards (default 12)")
     p.set_defaults(func=_handler("vision.synth.commands:synth"))
 
     return parser
