@@ -85,10 +85,12 @@ class Strike:
     role: str  # attacker / defender
     strength: int | None  # the striker's attack or counter, power included
     chosen_by: str  # "melee_target", "default", "frenzy", "only"
+    options: tuple[str, ...] = ()  # every valid target at that moment: the player's choice when more than one
 
     def to_json(self) -> dict[str, Any]:
         return {"disk": self.disk, "target": self.target, "timing": self.timing, "damage": self.damage,
-                "role": self.role, "strength": self.strength, "chosen_by": self.chosen_by}
+                "role": self.role, "strength": self.strength, "chosen_by": self.chosen_by,
+                "options": list(self.options)}
 
 
 @dataclass(frozen=True)
@@ -320,7 +322,7 @@ def resolve_melee(scene: Scene, report: Report, catalog: Catalog | None = None,
                     if strength is not None:
                         dealt = math.ceil(strength / 2) if fighters[t].resistant_to_melee() else strength
                     strikes.append(Strike(disk=d, target=t, timing=timing, damage=dealt, role=role,
-                                          strength=strength, chosen_by=how))
+                                          strength=strength, chosen_by=how, options=tuple(targets)))
             # Strikes of one timing land together; then every disk hit is checked once for a wound.
             hit: list[str] = []
             for s in strikes:

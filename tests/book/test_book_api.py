@@ -1,0 +1,140 @@
+"""The book's Flask blueprint in a minimal app: melee for the current scene, book changes, validation (400)."""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from tablesight.scene import Scene, load_scene
+from webui.book import GameBook
+from webui.book_api import blueprint
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@dataclass
+class _State:
+    scene: Scene
+
+
+class SceneFeed:
+    def __init__(self, scene):
+        self.scene = scene
+
+    def state(self):
+        return _State(self.scene)
+
+
+@pytest.fixture
+def app(tmp_path):
+    app = Flask("test_book_api")
+    app.extensions["tablesight.book"] = GameBook(tmp_path / "book.sqlite")
+    app.extensions["tablesight.feed"] = SceneFeed(load_scene(DATA / "rb_p18_contest.scene.json"))
+    app.extensions["tablesight.data_dir"] = tmp_path
+    app.register_blueprint(blueprint)
+    yield app
+    app.extensions["tablesight.book"].close()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+def post(client, url, body=None):
+    return client.post(url, data=None if body is None else json.dumps(body), content_type="application/json")
+
+
+def test_melee_of_the_current_scene(client):
+    doc = client.get("/api/melee").get_json()
+    assert doc["format"] == "tablesight.melee/1"
+    assert doc["casualties"] == ["spearmen", "mage", "riders"]
+    # the players' choice through the query: Teclis strikes the riders instead of the troll
+    doc = client.get("/api/melee?target=teclis:riders").get_json()
+    teclis = [s for st in doc["steps"] for s in st["strikes"] if s["disk"] == "teclis"]
+    assert teclis[0]["target"] == "riders" and teclis[0]["options"] == ["riders", "troll"]
+    assert "troll" not in doc["wounded"]
+    bad = client.get("/api/melee?target=teclis")
+    assert bad.status_code == 400 and "DISK:TARGET" in bad.get_json()["error"]
+    assert client.get("/api/melee?target=teclis:nobody").status_code == 400
+
+
+def test_a_game_through_the_api(client):
+    r = post(client, "/api/book/new", {"players": ["orcs", "elves"], "name": "contest"})
+    assert r.status_code == 200 and r.get_json()["round"] == 1
+    assert post(client, "/api/book/tokens", {"disk": "troll", "player": "orcs", "activation": 1}).status_code == 200
+    assert post(client, "/api/book/phase", {"round": 1, "phase": "melee"}).status_code == 200
+    r = post(client, "/api/book/melee", {"targets": {"teclis": "troll", "riders": "mage"}})
+    assert r.status_code == 200
+    book = r.get_json()["book"]
+    assert {p["id"]: p["victory_points"] for p in book["players"]} == {"orcs": 2, "elves": 1}
+    assert {d["disk"]: d["wound"] for d in book["disks"]} == {"teclis": 1, "troll": 1}
+    book = post(client, "/api/book/end-phase").get_json()
+    assert all(d["activation"] == 0 for d in book["disks"])
+    assert post(client, "/api/book/vp", {"player": "orcs", "points": 1, "reason": "objective"}).status_code == 200
+    exported = client.get("/api/book/export").get_json()
+    assert exported["format"] == "tablesight.game/1"
+    book = post(client, "/api/book/undo", {"steps": 2}).get_json()
+    assert book["phase"] == "melee" and {p["id"]: p["victory_points"] for p in book["players"]}["orcs"] == 2
+    book = post(client, "/api/book/import", exported).get_json()
+    assert book["phase"] == "end" and book["awards"][0]["points"] == 1
+    assert len(client.get("/api/book/events?limit=3").get_json()["events"]) == 3
+    assert client.get("/api/book").get_json() == book
+
+
+@pytest.mark.parametrize("url, body, message", [
+    ("/api/book/new", {"players": ["solo"]}, "2 to 4 players"),
+    ("/api/book/new", {}, "missing field"),
+    ("/api/book/phase", {"round": 0, "phase": "melee"}, "round"),
+    ("/api/book/phase", {"round": 1, "phase": "melee", "extra": 1}, "unknown field"),
+    ("/api/book/tokens", {"disk": "x"}, "say its player"),
+    ("/api/book/tokens", {"disk": "x", "player": "orcs", "power": 5}, "power"),
+    ("/api/book/casualty", {"player": "orcs"}, "missing field"),
+    ("/api/book/vp", {"player": "goblins", "points": 1}, "unknown player"),
+    ("/api/book/objective", {"kind": "secret"}, "objective.kind|kind"),
+    ("/api/book/melee", {"melee": {"format": "tablesight.melee/9"}}, "major version"),
+    ("/api/book/melee", {"targets": ["x"]}, "targets"),
+    ("/api/book/undo", {"steps": 0}, "steps"),
+    ("/api/book/undo", {"steps": 9}, "can be undone"),
+    ("/api/book/import", {"format": "tablesight.game/1", "events": [{"kind": "set_phase", "data": {}}]}, "new_game"),
+    ("/api/book/import", {"format": "tablesight.scene/1"}, "format"),
+    ("/api/book/initiative", {"order": ["orcs", "orcs"]}, "exactly once"),
+])
+def test_bad_requests_get_400_with_a_reason_and_change_nothing(client, url, body, message):
+    post(client, "/api/book/new", {"players": ["orcs", "elves"]})
+    before = client.get("/api/book/events").get_json()
+    r = post(client, url, body)
+    assert r.status_code == 400, r.get_json()
+    import re
+    assert re.search(message, r.get_json()["error"])
+    assert client.get("/api/book/events").get_json() == before
+
+
+def test_non_json_body_is_400(client):
+    r = client.post("/api/book/new", data="players=orcs", content_type="application/x-www-form-urlencoded")
+    assert r.status_code == 400 and "JSON object" in r.get_json()["error"]
+
+
+def test_without_a_book_the_routes_answer_503(tmp_path):
+    app = Flask("nobook")
+    app.extensions["tablesight.book"] = None
+    app.register_blueprint(blueprint)
+    r = app.test_client().get("/api/book")
+    assert r.status_code == 503 and "not available" in r.get_json()["error"]
+
+
+def test_user_catalog_through_the_api(client):
+    cat = {"format": "tablesight.catalog/1", "name": "house",
+           "units": [{"key": "teclis", "name": "Teclis", "stats": {"counter": 9, "toughness": 5, "vigor": 1}}]}
+    assert post(client, "/api/book/catalog", {"name": "house", "catalog": cat}).status_code == 200
+    doc = client.get("/api/melee").get_json()
+    teclis = [s for st in doc["steps"] for s in st["strikes"] if s["disk"] == "teclis"]
+    assert teclis[0]["strength"] == 9  # the house catalog's Teclis replaced the rulebook's
+    bad = post(client, "/api/book/catalog", {"name": "../evil", "catalog": cat})
+    assert bad.status_code == 400
+    bad = post(client, "/api/book/catalog", {"name": "worse", "catalog": {"format": "tablesight.catalog/1",
+                                                                         "units": [{"name": "X", "size": "huge"}]}})
+    assert bad.status_code == 400 and "size" in bad.get_json()["error"]
+    assert client.get("/api/catalog").get_json()["format"] == "tablesight.catalog/1"

@@ -1,0 +1,244 @@
+"""The melee book's web API: a Flask blueprint (`blueprint`) the app factory registers.
+
+The app factory provides, in `app.extensions`:
+- `"tablesight.book"`: the `webui.book.GameBook` (None: the book routes answer 503);
+- `"tablesight.webui"` (optional): the companion whose `view()` gives the corrected scene and its report; without
+  it, `"tablesight.feed"`'s `state().scene` is used with `rules.diskwars.report.build_report`;
+- `"tablesight.data_dir"` (optional): where user catalog files are kept (`catalogs/*.json`).
+State-changing routes are plain POSTs: the app's before_request guard (token / same-origin / write key) covers
+them. Bad requests get 400 with `{"error": reason}` and change nothing. Routes: docs/book.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from tablesight.errors import InputError
+
+blueprint = Blueprint("tablesight_book", __name__)
+
+_CATALOG_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,40}$")
+
+
+def _error(status: int, message: str) -> Response:
+    resp = jsonify({"error": message})
+    resp.status_code = status
+    return resp
+
+
+@blueprint.errorhandler(InputError)
+def _bad_input(exc: InputError) -> Response:
+    return _error(400, str(exc))
+
+
+def _book():
+    book = current_app.extensions.get("tablesight.book")
+    if book is None:
+        raise _Unavailable("the game book is not available on this server")
+    return book
+
+
+class _Unavailable(Exception):
+    pass
+
+
+@blueprint.errorhandler(_Unavailable)
+def _unavailable(exc: _Unavailable) -> Response:
+    return _error(503, str(exc))
+
+
+def _body() -> dict[str, Any]:
+    if not request.content_length and not request.get_data(cache=True):
+        return {}  # no body at all: the routes that need fields say which are missing
+    body = request.get_json(silent=True, force=True)
+    if not isinstance(body, dict):
+        raise InputError("expected a JSON object as the body (Content-Type: application/json)")
+    return body
+
+
+def _only(body: dict[str, Any], allowed: set[str]) -> dict[str, Any]:
+    unknown = set(body) - allowed
+    if unknown:
+        raise InputError(f"unknown field(s) {sorted(unknown)} (allowed: {', '.join(sorted(allowed)) or 'none'})")
+    return body
+
+
+# -- the current scene, its report and the catalog ---------------------------------------------------------------
+
+
+def _scene_and_report():
+    comp = current_app.extensions.get("tablesight.webui")
+    if comp is not None and hasattr(comp, "view"):
+        v = comp.view()
+        if v.report is None:
+            raise InputError(v.report_error or "the rules could not judge the current scene")
+        return v.scene, v.report
+    feed = current_app.extensions.get("tablesight.feed")
+    if feed is None:
+        raise _Unavailable("no table feed on this server")
+    from rules.diskwars.report import build_report
+
+    scene = feed.state().scene
+    return scene, build_report(scene)
+
+
+def _catalog_dir() -> Path | None:
+    data_dir = current_app.extensions.get("tablesight.data_dir")
+    return None if data_dir is None else Path(data_dir) / "catalogs"
+
+
+def _catalog():
+    from rules.melee_commands import load_catalogs
+
+    d = _catalog_dir()
+    return load_catalogs(sorted(d.glob("*.json")) if d is not None and d.is_dir() else [])
+
+
+def _with_targets(scene, targets: dict[str, str]):
+    """The scene with the players' target choices (disk id -> target id) written into `melee_target`."""
+    from dataclasses import replace
+
+    ids = {d.id for d in scene.disks}
+    for k, v in targets.items():
+        if not isinstance(k, str) or not isinstance(v, str) or k not in ids or v not in ids:
+            raise InputError(f"targets: {k!r} -> {v!r}: both must be disk ids of the current scene")
+    return scene.with_disks(replace(d, melee_target=targets.get(d.id, d.melee_target)) for d in scene.disks)
+
+
+def _targets_from_query() -> dict[str, str]:
+    out = {}
+    for item in request.args.getlist("target"):
+        disk, sep, target = item.partition(":")
+        if not sep or not disk or not target:
+            raise InputError(f"target={item!r}: expected DISK:TARGET")
+        out[disk] = target
+    return out
+
+
+def _resolve(targets: dict[str, str]) -> dict[str, Any]:
+    from rules.diskwars.melee import resolve_melee
+
+    scene, report = _scene_and_report()
+    if targets:
+        scene = _with_targets(scene, targets)
+    return resolve_melee(scene, report, catalog=_catalog()).to_json()
+
+
+@blueprint.get("/api/melee")
+def api_melee() -> Response:
+    """tablesight.melee/1 for the current scene; `?target=DISK:TARGET` (repeatable) applies players' choices."""
+    return jsonify(_resolve(_targets_from_query()))
+
+
+@blueprint.get("/api/catalog")
+def api_catalog() -> Response:
+    return jsonify(_catalog().to_json())
+
+
+@blueprint.post("/api/book/catalog")
+def api_add_catalog() -> Response:
+    """Add (or replace) a user catalog file: {"name": "house", "catalog": {tablesight.catalog/1}}."""
+    from rules.diskwars.catalog import parse_catalog
+
+    body = _only(_body(), {"name", "catalog"})
+    name = body.get("name")
+    if not isinstance(name, str) or not _CATALOG_NAME.match(name):
+        raise InputError("name: lower-case letters, digits, '-' or '_' (up to 41 characters)")
+    d = _catalog_dir()
+    if d is None:
+        raise _Unavailable("this server keeps no data directory for catalogs")
+    base = _catalog()
+    parse_catalog(body.get("catalog"), what="catalog", base=base)  # validates; raises 400 on a bad file
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / f".{name}.json.tmp"
+    tmp.write_text(json.dumps(body["catalog"], ensure_ascii=False, indent=2), encoding="utf-8")
+    os.replace(tmp, d / f"{name}.json")
+    return jsonify({"saved": name, "units": len(body["catalog"].get("units", []))})
+
+
+# -- the book -------------------------------------------------------------------------------------------------------
+
+
+@blueprint.get("/api/book")
+def api_book() -> Response:
+    return jsonify(_book().state())
+
+
+@blueprint.get("/api/book/events")
+def api_book_events() -> Response:
+    limit = request.args.get("limit", "200")
+    if not limit.isdigit() or not 1 <= int(limit) <= 10000:
+        raise InputError("limit: a whole number 1..10000")
+    return jsonify({"events": _book().events(limit=int(limit))})
+
+
+@blueprint.route("/api/book/export", methods=["GET", "POST"])
+def api_book_export() -> Response:
+    resp = jsonify(_book().export_game())
+    resp.headers["Content-Disposition"] = 'attachment; filename="tablesight-game.json"'
+    return resp
+
+
+def _change(kind: str, allowed: set[str], required: set[str] = frozenset()) -> Callable[[], Response]:
+    def route() -> Response:
+        body = _only(_body(), allowed)
+        missing = sorted(required - set(body))
+        if missing:
+            raise InputError(f"missing field(s) {missing}")
+        return jsonify(_book().change(kind, body))
+
+    route.__name__ = f"api_book_{kind}"
+    return route
+
+
+blueprint.add_url_rule("/api/book/new", view_func=_change("new_game", {"players", "objective", "name"}, {"players"}),
+                       methods=["POST"])
+blueprint.add_url_rule("/api/book/phase", view_func=_change("set_phase", {"round", "phase"}, {"round", "phase"}),
+                       methods=["POST"])
+blueprint.add_url_rule("/api/book/initiative", view_func=_change("set_initiative", {"order"}, {"order"}),
+                       methods=["POST"])
+blueprint.add_url_rule("/api/book/tokens", view_func=_change(
+    "set_tokens", {"disk", "player", "unit", "activation", "damage", "wound", "power"}, {"disk"}), methods=["POST"])
+blueprint.add_url_rule("/api/book/casualty", view_func=_change("casualty", {"disk", "player", "unit"}, {"disk"}),
+                       methods=["POST"])
+blueprint.add_url_rule("/api/book/restore", view_func=_change("restore_disk", {"disk"}, {"disk"}), methods=["POST"])
+blueprint.add_url_rule("/api/book/vp", view_func=_change("award_vp", {"player", "points", "reason"},
+                                                         {"player", "points"}), methods=["POST"])
+blueprint.add_url_rule("/api/book/objective", view_func=_change(
+    "set_objective", {"kind", "name", "text", "vp_per_enemy_casualty"}, {"kind"}), methods=["POST"])
+blueprint.add_url_rule("/api/book/end-phase", view_func=_change("end_phase", set()), methods=["POST"])
+
+
+@blueprint.post("/api/book/melee")
+def api_book_melee() -> Response:
+    """Record a melee result: {"melee": tablesight.melee/1} as given, or {"targets": {disk: target}} (optional) to
+    resolve the current scene now and record that."""
+    body = _only(_body(), {"melee", "targets"})
+    if "melee" in body and "targets" in body:
+        raise InputError("give either 'melee' (a result to record) or 'targets' (resolve the current scene), not both")
+    melee = body.get("melee")
+    if melee is None:
+        targets = body.get("targets") or {}
+        if not isinstance(targets, dict):
+            raise InputError("targets: expected an object {disk: target}")
+        melee = _resolve(targets)
+    state = _book().record_melee(melee)
+    return jsonify({"book": state, "melee": melee})
+
+
+@blueprint.post("/api/book/undo")
+def api_book_undo() -> Response:
+    body = _only(_body(), {"steps"})
+    return jsonify(_book().undo(body.get("steps", 1)))
+
+
+@blueprint.post("/api/book/import")
+def api_book_import() -> Response:
+    """Body: a `tablesight.game/1` document (as exported)."""
+    return jsonify(_book().import_game(_body()))
