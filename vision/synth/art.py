@@ -1,0 +1,347 @@
+"""Printed things of the synthetic table, drawn flat in their own frame: disk faces, counters, terrain cards, marker
+tiles, the ruler, a hand, and the felt / table-top textures.
+
+Every texture is premultiplied BGR (float32, 0-255) plus alpha (0-1) stacked as 4 channels, so the camera map can
+interpolate it without dark fringes. Textures that depend only on their arguments are cached.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from vision.synth.scenes import DiskArt, HandPiece, TerrainPiece, TokenPiece
+
+DISK_PPM = 5.0  # texture pixels per mm of printed pieces (a 1080p frame shows about 1 px per mm)
+FLAT_PPM = 3.0
+
+
+@lru_cache(maxsize=None)
+def photo(name: str) -> np.ndarray:
+    """A photo bundled inside scikit-image, as BGR uint8 (greyscale ones get a sepia print tint)."""
+    import skimage.data
+
+    img = getattr(skimage.data, name)()
+    if img.dtype == bool:
+        img = img.astype(np.uint8) * 255
+    if img.dtype != np.uint8:
+        img = np.clip(img * 255.0 if img.max() <= 1.0 else img, 0, 255).astype(np.uint8)
+    if img.ndim == 2:
+        g = img.astype(np.float32) / 255.0
+        img = np.stack([g * 190 + 20, g * 215 + 25, g * 235 + 20], axis=-1).astype(np.uint8)
+    elif img.shape[2] == 4:
+        img = img[:, :, :3]
+    return np.ascontiguousarray(img[:, :, ::-1]) if img.ndim == 3 and img.shape[2] == 3 else img
+
+
+def _rgba(bgr: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    a = np.clip(alpha.astype(np.float32), 0.0, 1.0)
+    out = np.empty(bgr.shape[:2] + (4,), np.float32)
+    out[..., :3] = bgr.astype(np.float32) * a[..., None]
+    out[..., 3] = a
+    out.setflags(write=False)
+    return out
+
+
+def _circle_mask(size: int, center: float, radius: float) -> np.ndarray:
+    """Anti-aliased disc (exact coverage along the edge, 1 px ramp)."""
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
+    d = np.sqrt((xx + 0.5 - center) ** 2 + (yy + 0.5 - center) ** 2)
+    return np.clip(radius - d + 0.5, 0.0, 1.0)
+
+
+def _put_text_centered(img: np.ndarray, text: str, center: tuple[float, float], height_px: float,
+                       colour: tuple[int, ...], font: int = cv2.FONT_HERSHEY_DUPLEX, max_width: float | None = None,
+                       thickness_scale: float = 0.08) -> None:
+    scale = height_px / 22.0
+    (w, h), _ = cv2.getTextSize(text, font, scale, 1)
+    if max_width is not None and w > max_width:
+        scale *= max_width / w
+    th = max(1, int(round(height_px * thickness_scale)))
+    (w, h), _ = cv2.getTextSize(text, font, scale, th)
+    org = (int(round(center[0] - w / 2)), int(round(center[1] + h / 2)))
+    # OpenCV draws text on 8-bit images only: draw a coverage mask over the text's box, then blend the colour in.
+    x0, y0 = max(org[0] - th - 2, 0), max(org[1] - h - th - 4, 0)
+    x1, y1 = min(org[0] + w + th + 2, img.shape[1]), min(org[1] + h // 2 + th + 4, img.shape[0])
+    if x1 <= x0 or y1 <= y0:
+        return
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.putText(mask, text, (org[0] - x0, org[1] - y0), font, scale, 255, th, cv2.LINE_AA)
+    m = mask.astype(np.float32)[..., None] / 255.0
+    view = img[y0:y1, x0:x1]
+    view *= 1.0 - m
+    view += m * np.asarray(colour, np.float32)[: img.shape[2]]
+
+
+@lru_cache(maxsize=512)
+def disk_face(art: DiskArt, radius_mm: float, ring_bgr: tuple[int, int, int]) -> np.ndarray:
+    """The printed top of a disk: art photo, army-coloured ring, stat badges and the unit's name banner."""
+    ppm = DISK_PPM
+    R = radius_mm * ppm
+    size = int(math.ceil(2 * R)) + 4
+    c = size / 2.0
+    ring = np.array(ring_bgr, np.float32)
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
+    d = np.sqrt((xx + 0.5 - c) ** 2 + (yy + 0.5 - c) ** 2)
+    # ring with a soft radial shading, like a printed bevel
+    shade = 0.85 + 0.25 * np.clip(1.0 - np.abs(d / R - 0.89) / 0.11, 0, 1)
+    img = ring[None, None, :] * shade[..., None]
+    if art.back:
+        # card back: ring colour all over with a printed emblem
+        img = ring[None, None, :] * (0.75 + 0.1 * np.cos(d / R * 9.0))[..., None]
+        cv2.circle(img, (int(c), int(c)), int(R * 0.45), (215, 225, 230), max(2, int(R * 0.06)), cv2.LINE_AA)
+        _put_text_centered(img, "DW", (c, c), R * 0.45, (215, 225, 230), font=cv2.FONT_HERSHEY_TRIPLEX)
+        return _rgba(img, _circle_mask(size, c, R))
+    r_in = R * 0.78
+    ph = photo(art.photo)
+    h, w = ph.shape[:2]
+    side = art.crop[2] * min(h, w)
+    cx, cy = art.crop[0] * w, art.crop[1] * h
+    cx = min(max(cx, side / 2), w - side / 2)
+    cy = min(max(cy, side / 2), h - side / 2)
+    s = (2 * r_in) / side
+    m = np.array([[s, 0, c - s * cx], [0, s, c - s * cy]], np.float32)
+    pic = cv2.warpAffine(ph, m, (size, size), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REFLECT).astype(np.float32)
+    inner = _circle_mask(size, c, r_in)[..., None]
+    img = img * (1 - inner) + pic * inner
+    # name banner across the lower art
+    banner = img.copy()
+    y0, y1 = int(c + r_in * 0.42), int(c + r_in * 0.72)
+    cv2.rectangle(banner, (0, y0), (size, y1), (25, 25, 30), -1)
+    _put_text_centered(banner, art.label.upper(), (c, (y0 + y1) / 2), (y1 - y0) * 0.62, (235, 240, 240),
+                       max_width=r_in * 1.5)
+    img = img * (1 - inner) + (img * 0.2 + banner * 0.8) * inner
+    lw = max(1, int(round(0.5 * ppm)))
+    cv2.circle(img, (int(c), int(c)), int(round(r_in)), (20, 20, 20), lw, cv2.LINE_AA)
+    cv2.circle(img, (int(c), int(c)), int(round(R - lw / 2)), (25, 25, 25), lw, cv2.LINE_AA)
+    # stat badges on the ring: attack, counter, toughness, move
+    br = R * 0.115 + 2.0 * ppm * 0.35
+    badge_col = [(40, 40, 190), (180, 120, 40), (230, 235, 240), (60, 160, 60)]
+    for k, (ang, val) in enumerate(zip((-130, -50, 50, 130), art.stats)):
+        a = math.radians(ang - 90)
+        bx, by = c + 0.89 * R * math.cos(a), c + 0.89 * R * math.sin(a)
+        cv2.circle(img, (int(bx), int(by)), int(br), badge_col[k], -1, cv2.LINE_AA)
+        cv2.circle(img, (int(bx), int(by)), int(br), (20, 20, 20), max(1, lw // 2), cv2.LINE_AA)
+        _put_text_centered(img, str(val), (bx, by), br * 1.15, (15, 15, 15) if k == 2 else (245, 245, 245))
+    return _rgba(img, _circle_mask(size, c, R))
+
+
+@lru_cache(maxsize=64)
+def disk_edge(radius_mm: float) -> np.ndarray:
+    """The cut cardboard side of a disk, seen as its silhouette at the disk's underside."""
+    R = radius_mm * DISK_PPM
+    size = int(math.ceil(2 * R)) + 4
+    img = np.full((size, size, 3), 48.0, np.float32)
+    return _rgba(img, _circle_mask(size, size / 2.0, R))
+
+
+TOKEN_COLOURS = {"damage": (40, 40, 185), "wound": (35, 30, 95), "activation": (40, 185, 225),
+                 "power": (175, 95, 35)}
+
+
+@lru_cache(maxsize=64)
+def token_face(kind: str, shape: str, size_mm: float) -> np.ndarray:
+    ppm = DISK_PPM
+    S = int(math.ceil(size_mm * ppm)) + 4
+    c = S / 2.0
+    col = TOKEN_COLOURS[kind]
+    img = np.empty((S, S, 3), np.float32)
+    img[:] = col
+    if shape == "round":
+        alpha = _circle_mask(S, c, size_mm * ppm / 2)
+    else:
+        alpha = np.zeros((S, S), np.float32)
+        a = size_mm * ppm / 2
+        cv2.rectangle(alpha, (int(c - a), int(c - a)), (int(c + a), int(c + a)), 1.0, -1)
+    light = (230, 235, 240)
+    if kind == "damage":
+        cv2.circle(img, (int(c), int(c + S * 0.08)), int(S * 0.2), light, -1, cv2.LINE_AA)
+        pts = np.array([[c, c - S * 0.3], [c - S * 0.17, c], [c + S * 0.17, c]], np.int32)
+        cv2.fillPoly(img, [pts], light, cv2.LINE_AA)
+    elif kind == "wound":
+        _put_text_centered(img, "X", (c, c), S * 0.5, light)
+    elif kind == "activation":
+        cv2.circle(img, (int(c), int(c)), int(S * 0.28), (30, 60, 80), max(1, int(S * 0.06)), cv2.LINE_AA)
+    else:
+        _put_text_centered(img, "1", (c, c), S * 0.5, light)
+    return _rgba(img, alpha)
+
+
+@lru_cache(maxsize=8)
+def felt_tile(variant: int, size: int = 512) -> np.ndarray:
+    """Felt brightness (mean 1): fine fibres plus soft mottling; tiles seamlessly (periodic noise)."""
+    rng = np.random.default_rng(1000 + variant)
+    out = np.zeros((size, size), np.float32)
+    for scale, amp in ((1, 0.05), (2, 0.05), (6, 0.035), (24, 0.03), (96, 0.025)):
+        n = rng.standard_normal((size, size)).astype(np.float32)
+        if scale > 1:
+            k = np.fft.fftfreq(size)
+            ff = np.exp(-(k[:, None] ** 2 + k[None, :] ** 2) * (scale * 2.5) ** 2)
+            n = np.real(np.fft.ifft2(np.fft.fft2(n) * ff)).astype(np.float32)
+            n /= n.std() + 1e-9
+        out += amp * n
+    # short fibres: random tiny bright/dark streaks
+    fib = np.zeros((size, size), np.float32)
+    for _ in range(size * 3):
+        x, y = rng.integers(0, size, 2)
+        a = rng.uniform(0, math.pi)
+        L = rng.uniform(2, 6)
+        cv2.line(fib, (int(x), int(y)), (int(x + L * math.cos(a)), int(y + L * math.sin(a))),
+                 float(rng.choice([-1.0, 1.0])), 1, cv2.LINE_AA)
+    out += 0.04 * fib
+    return 1.0 + out
+
+
+@lru_cache(maxsize=4)
+def wood_tile(size: int = 512) -> np.ndarray:
+    """Table-top wood grain brightness (mean 1), periodic, grain along x."""
+    rng = np.random.default_rng(77)
+    k = np.fft.fftfreq(size)
+    n = rng.standard_normal((size, size))
+    ff = np.exp(-(k[None, :] * 60) ** 2 - (k[:, None] * 3) ** 2)  # long along x, fine across
+    g = np.real(np.fft.ifft2(np.fft.fft2(n) * ff))
+    g /= g.std() + 1e-9
+    warp = np.real(np.fft.ifft2(np.fft.fft2(rng.standard_normal((size, size))) *
+                                np.exp(-(k[:, None] ** 2 + k[None, :] ** 2) * 400)))
+    warp /= warp.std() + 1e-9
+    yy = np.arange(size)[:, None] + 6 * warp
+    rings = np.sin(yy / size * 2 * np.pi * 24 + 2.0 * g)
+    fine = rng.standard_normal((size, size)) * 0.02
+    return (1.0 + 0.08 * rings + 0.06 * g + fine).astype(np.float32)
+
+
+@lru_cache(maxsize=8)
+def marker_tile(marker_id: int, marker_mm: float, tile_mm: float, dictionary: str) -> np.ndarray:
+    """A paper tile with its ArUco marker, upright: texture axes = table axes, origin = tile corner."""
+    ppm = 6.0
+    S = int(round(tile_mm * ppm))
+    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
+    side = int(round(marker_mm * ppm))
+    mk = cv2.aruco.generateImageMarker(d, marker_id, side)
+    paper = np.full((S, S), 236.0, np.float32)
+    off = int(round((tile_mm - marker_mm) / 2 * ppm))
+    paper[off:off + side, off:off + side] = np.where(mk > 127, 236.0, 28.0)
+    img = np.stack([paper * 0.97, paper * 0.99, paper], axis=-1)
+    _put_text_centered(img, f"tablesight {marker_id}", (S / 2, off / 2), off * 0.35, (120, 120, 120))
+    return _rgba(img, np.ones((S, S), np.float32))
+
+
+@lru_cache(maxsize=4)
+def ruler_texture(length_mm: float, width_mm: float, tag_mm: float, bands: tuple[float, ...], dictionary: str
+                  ) -> np.ndarray:
+    """The range ruler in its own frame (u along, v across), with its two tags (ids 4 and 5)."""
+    ppm = 6.0
+    W, H = int(round(length_mm * ppm)), int(round(width_mm * ppm))
+    img = np.zeros((H, W, 3), np.float32)
+    cols = [(90, 200, 110), (70, 200, 230), (70, 90, 215), (200, 200, 200)]
+    edges = [0.0, *bands]
+    for k in range(len(edges) - 1):
+        img[:, int(edges[k] * ppm):int(edges[k + 1] * ppm)] = cols[k % len(cols)]
+    for mm in range(0, int(length_mm) + 1, 10):
+        x = int(mm * ppm)
+        L = 0.3 if mm % 50 else 0.45
+        cv2.line(img, (x, H - 1), (x, int(H * (1 - L))), (30, 30, 30), 2, cv2.LINE_AA)
+    for b in bands[:-1]:
+        cv2.line(img, (int(b * ppm), 0), (int(b * ppm), H), (20, 20, 20), 4)
+    for k, b in enumerate(bands):
+        _put_text_centered(img, ("SHORT", "MEDIUM", "LONG", "")[min(k, 3)],
+                           (((edges[k] + b) / 2) * ppm, H * 0.32), H * 0.26, (25, 25, 25))
+    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
+    side = int(round(tag_mm * ppm))
+    v0 = int(round((width_mm - tag_mm) / 2 * ppm))
+    q = int(round(max((width_mm - tag_mm) / 2 - 0.5, 0) * ppm))
+    for tag_id, u0 in ((4, v0), (5, W - v0 - side)):
+        cv2.rectangle(img, (u0 - q, v0 - q), (u0 + side + q, v0 + side + q), (236, 240, 240), -1)
+        mk = cv2.aruco.generateImageMarker(d, tag_id, side)
+        img[v0:v0 + side, u0:u0 + side] = np.where(mk > 127, 236.0, 28.0)[..., None]
+    alpha = np.ones((H, W), np.float32)
+    return _rgba(img, alpha)
+
+
+@lru_cache(maxsize=64)
+def terrain_card(piece: TerrainPiece) -> tuple[np.ndarray, tuple[float, float]]:
+    """The printed cardboard terrain piece; returns the texture and the table mm of its pixel (0, 0)."""
+    ppm = FLAT_PPM
+    pts = np.array(piece.polygon_mm, np.float64)
+    x0, y0 = pts.min(axis=0) - 2
+    x1, y1 = pts.max(axis=0) + 2
+    W, H = int(math.ceil((x1 - x0) * ppm)), int(math.ceil((y1 - y0) * ppm))
+    ph = photo(piece.art).astype(np.float32)
+    grey = ph.mean(axis=2, keepdims=True) / 128.0
+    tex = cv2.resize(grey, (max(W, 8), max(H, 8)), interpolation=cv2.INTER_LINEAR)[:H, :W]
+    if tex.ndim == 2:
+        tex = tex[..., None]
+    img = np.clip(tex * np.array(piece.tint_bgr, np.float32)[None, None, :], 0, 255).astype(np.float32)
+    rng = np.random.default_rng(abs(hash(piece.polygon_mm)) % (2 ** 32))
+    poly_px = ((pts - [x0, y0]) * ppm).astype(np.int32)
+    if piece.name == "forest":
+        for _ in range(int(W * H / (ppm * ppm * 900)) + 4):
+            cx, cy = rng.uniform(0, W), rng.uniform(0, H)
+            r = rng.uniform(10, 22) * ppm
+            cv2.circle(img, (int(cx), int(cy)), int(r), (30, 80 + rng.uniform(0, 30), 35), -1, cv2.LINE_AA)
+            cv2.circle(img, (int(cx - r * 0.25), int(cy - r * 0.25)), int(r * 0.55), (50, 120, 60), -1, cv2.LINE_AA)
+    elif piece.name == "marsh":
+        for _ in range(6):
+            cx, cy = rng.uniform(0, W), rng.uniform(0, H)
+            cv2.ellipse(img, (int(cx), int(cy)), (int(rng.uniform(8, 25) * ppm), int(rng.uniform(5, 12) * ppm)),
+                        rng.uniform(0, 180), 0, 360, (140, 110, 60), -1, cv2.LINE_AA)
+    elif piece.name in ("ruins", "wall"):
+        for _ in range(5):
+            a = rng.uniform(0, W), rng.uniform(0, H)
+            cv2.line(img, (int(a[0]), int(a[1])), (int(a[0] + rng.uniform(-60, 60) * ppm), int(a[1])),
+                     (90, 95, 100), int(4 * ppm))
+    alpha = np.zeros((H, W), np.float32)
+    cv2.fillPoly(alpha, [poly_px], 1.0, cv2.LINE_AA)
+    cv2.polylines(img, [poly_px], True, (30, 35, 40), max(1, int(2.5 * ppm)), cv2.LINE_AA)
+    return _rgba(img, alpha), (float(x0), float(y0))
+
+
+def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[float, float]]:
+    """A hand and forearm seen from above; returns the texture and the table mm of its pixel (0, 0)."""
+    e, t = np.asarray(hand.entry_mm, float), np.asarray(hand.tip_mm, float)
+    d = t - e
+    L = float(np.linalg.norm(d)) or 1.0
+    ux, nx = d / L, np.array([-d[1], d[0]]) / L
+    w = hand.width_mm
+    outline = hand.outline_mm()
+    x0, y0 = outline.min(axis=0) - w
+    x1, y1 = outline.max(axis=0) + w
+    W, H = int(math.ceil((x1 - x0) * ppm)), int(math.ceil((y1 - y0) * ppm))
+
+    def px(p: np.ndarray) -> tuple[int, int]:
+        return int((p[0] - x0) * ppm), int((p[1] - y0) * ppm)
+
+    alpha = np.zeros((H, W), np.float32)
+    skin = np.zeros((H, W), np.float32)  # 1 where skin, 0 where sleeve
+    wrist = t - ux * w * 1.25
+    palm_c = t - ux * w * 0.75
+    cv2.line(alpha, px(e), px(wrist), 1.0, int(w * 0.78 * ppm), cv2.LINE_AA)
+    cv2.ellipse(alpha, px(palm_c), (int(w * 0.62 * ppm), int(w * 0.48 * ppm)),
+                math.degrees(math.atan2(ux[1], ux[0])), 0, 360, 1.0, -1, cv2.LINE_AA)
+    cv2.ellipse(skin, px(palm_c), (int(w * 0.62 * ppm), int(w * 0.48 * ppm)),
+                math.degrees(math.atan2(ux[1], ux[0])), 0, 360, 1.0, -1, cv2.LINE_AA)
+    spread = 0.12 if hand.pinch else 0.2
+    for k, off in enumerate((-1.5, -0.5, 0.5, 1.5)):
+        base = palm_c + ux * w * 0.35 + nx * off * w * 0.19
+        tip = base + ux * w * (0.55 - 0.08 * abs(off)) * (0.7 if hand.pinch else 1.0) + nx * off * w * spread * 0.5
+        for img in (alpha, skin):
+            cv2.line(img, px(base), px(tip), 1.0, max(1, int(w * 0.17 * ppm)), cv2.LINE_AA)
+    thumb0 = palm_c + nx * w * 0.4
+    thumb1 = thumb0 + ux * w * 0.45 + nx * w * 0.25
+    for img in (alpha, skin):
+        cv2.line(img, px(thumb0), px(thumb1), 1.0, max(1, int(w * 0.2 * ppm)), cv2.LINE_AA)
+    skin_wrist = t - ux * w * 1.7
+    cv2.line(skin, px(skin_wrist), px(wrist), 1.0, int(w * 0.74 * ppm), cv2.LINE_AA)
+    skin = np.minimum(skin, alpha)
+    # cylinder-like shading across the arm
+    yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)
+    across = ((xx / ppm + x0 - e[0]) * nx[0] + (yy / ppm + y0 - e[1]) * nx[1]) / (w * 0.5)
+    shade = np.clip(1.05 - 0.35 * across ** 2, 0.55, 1.1)
+    col = skin[..., None] * np.array(hand.skin_bgr, np.float32) + (1 - skin[..., None]) * np.array(hand.sleeve_bgr,
+                                                                                                     np.float32)
+    col = col * shade[..., None]
+    alpha = cv2.GaussianBlur(alpha, (0, 0), 1.2 * ppm)
+    return _rgba(col, alpha), (float(x0), float(y0))
