@@ -121,7 +121,7 @@ class Companion:
         last = -1
         while not self._stop.is_set():
             try:
-                st = self.feed.wait_for_change(last, 1.0)
+                st = self.feed.wait_for_change(last, 0.5)
                 last = st.version
                 self.poke()
             except Exception as exc:  # a feed failure must not kill the hub: show it and keep trying
@@ -306,6 +306,8 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     @app.get("/api/disk/<disk_id>")
     def api_disk(disk_id: str) -> Response:
         v = comp.view()
+        if disk_id not in {d.id for d in v.scene.disks}:
+            return _error(404, f"no disk {disk_id!r} on the table now")
         return jsonify(queries.disk_details(v.scene, v.report, disk_id))
 
     @app.get("/api/frame.jpg")

@@ -122,12 +122,12 @@ def _targets_from_query() -> dict[str, str]:
 
 
 def _resolve(targets: dict[str, str]) -> dict[str, Any]:
-    from rules.diskwars.melee import resolve_melee
+    from rules.melee_commands import melee_json
 
     scene, report = _scene_and_report()
     if targets:
-        scene = _with_targets(scene, targets)
-    return resolve_melee(scene, report, catalog=_catalog()).to_json()
+        scene = _with_targets(scene, targets)  # only melee_target changes: the report stays valid
+    return melee_json(scene, catalog=_catalog(), report=report)
 
 
 @blueprint.get("/api/melee")

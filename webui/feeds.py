@@ -72,6 +72,10 @@ class _VersionedState:
             self._state = new
             self._cond.notify_all()
 
+    def wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
     def wait_for_change(self, after_version: int, timeout_s: float, stop: threading.Event | None = None) -> LiveState:
         deadline = time.monotonic() + max(0.0, float(timeout_s))
         with self._cond:
@@ -120,6 +124,7 @@ class SceneFileFeed:
 
     def stop(self) -> None:
         self._stop.set()
+        self._box.wake()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
@@ -269,6 +274,7 @@ class DemoFeed:
 
     def stop(self) -> None:
         self._stop.set()
+        self._box.wake()
         if self._thread is not None:
             self._thread.join(timeout=5.0)
             self._thread = None
