@@ -28,15 +28,16 @@ def load_catalogs(extra_paths: Iterable[str | Path] = (), include_builtin: bool 
     return merge_catalogs((f"catalog '{p}'", load_json_file(p, what="catalog")) for p in paths)
 
 
-def melee_json(scene, catalog=None, settings=None) -> dict:
-    """Scene -> rules report -> melee resolution, as the `tablesight.melee/1` document."""
+def melee_json(scene, catalog=None, settings=None, report=None) -> dict:
+    """Scene -> rules report (unless given) -> melee resolution, as the `tablesight.melee/1` document, plus
+    `deferred_pins`: enemy pins that exist only because a casualty was removed — fights of the next melee phase
+    (RB p.20)."""
     from rules.diskwars.melee import resolve_melee
     from rules.diskwars.report import build_report
 
-    report = build_report(scene)
+    report = report if report is not None else build_report(scene)
     result = resolve_melee(scene, report, catalog=catalog, settings=settings)
     doc = result.to_json()
-    # Enemy pins that exist only because a casualty was removed: fights of the next melee phase (RB p.20).
     before = {(p.pinner, p.pinned) for p in report.pins if p.enemy}
     after = build_report(result.scene_after)
     doc["deferred_pins"] = [{"pinner": p.pinner, "pinned": p.pinned} for p in after.pins
