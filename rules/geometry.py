@@ -270,13 +270,14 @@ class LosResult:
     witness: tuple[Point, Point] | None = None
 
 
-def _inner_segments(p0: np.ndarray, u: np.ndarray, ca: np.ndarray, ra: float, cb: np.ndarray, rb: float
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For lines p0 + t u (u unit): the part between the two disks' chords. Returns (ok, p, q)."""
-    ta = np.einsum("nj,nj->n", ca[None] - p0, u)
-    tb = np.einsum("nj,nj->n", cb[None] - p0, u)
-    ha = _cross(u, ca[None] - p0)
-    hb = _cross(u, cb[None] - p0)
+def _inner_segments(p0: np.ndarray, u: np.ndarray, ca: np.ndarray, ra: np.ndarray, cb: np.ndarray,
+                    rb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For lines p0[k] + t u[k] (u unit) and disks (ca[k], ra[k]), (cb[k], rb[k]): the part of the line
+    between the two disks' chords. Returns (line meets both disks, p on A, q on B)."""
+    ta = np.einsum("nj,nj->n", ca - p0, u)
+    tb = np.einsum("nj,nj->n", cb - p0, u)
+    ha = _cross(u, ca - p0)
+    hb = _cross(u, cb - p0)
     ok = (np.abs(ha) <= ra + GRAZE_EPS) & (np.abs(hb) <= rb + GRAZE_EPS)
     ka = np.sqrt(np.maximum(ra * ra - ha * ha, 0.0))
     kb = np.sqrt(np.maximum(rb * rb - hb * hb, 0.0))
@@ -286,112 +287,169 @@ def _inner_segments(p0: np.ndarray, u: np.ndarray, ca: np.ndarray, ra: float, cb
     return ok, p0 + t_p[:, None] * u, p0 + t_q[:, None] * u
 
 
-def _lines_through(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    d = b - a
-    n = np.hypot(d[:, 0], d[:, 1])
-    ok = n > GRAZE_EPS
-    return ok, a, d / np.maximum(n, 1e-300)[:, None]
+def _first_per_group(group: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For candidates listed group by group (groups ascending): the groups with a True, and the index of their
+    first True candidate."""
+    idx = np.flatnonzero(ok)
+    groups, first = np.unique(group[idx], return_index=True)
+    return groups, idx[first]
 
 
-def _common_tangent_points(ca: np.ndarray, ra: float, cb: np.ndarray, rb: float) -> tuple[np.ndarray, np.ndarray]:
-    """Touching points (on A, on B) of the four common tangents of two disjoint circles, nudged inside."""
+def los_many(ca: np.ndarray, ra: np.ndarray, cb: np.ndarray, rb: np.ndarray, obstacles: Obstacles,
+             active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Exact line of sight for N disk pairs at once: disk (ca[i], ra[i]) to disk (cb[i], rb[i]) past the
+    obstacles that `active[i]` (N, polygons) marks (default: all).
+
+    Returns (visible (N,), witness (N, 2, 2)): one clear segment from a point of the first disk to a point of
+    the second, NaN when blocked. Disks that touch or overlap always see each other (witness: centre to
+    centre, which lies in their union). Candidates are tried cheapest first: the centre line for every pair,
+    then the common tangents, the vertex tangents and the vertex-vertex lines for the pairs still blocked."""
+    ca = np.asarray(ca, float).reshape(-1, 2)
+    cb = np.asarray(cb, float).reshape(-1, 2)
+    n = len(ca)
+    ra = np.broadcast_to(np.asarray(ra, float), (n,)).copy()
+    rb = np.broadcast_to(np.asarray(rb, float), (n,)).copy()
+    obs = obstacles
+    if active is None:
+        active = np.ones((n, obs.count), bool)
+    visible = np.zeros(n, bool)
+    witness = np.full((n, 2, 2), np.nan)
     v = cb - ca
-    dist = math.hypot(v[0], v[1])
-    w = v / dist
-    wp = np.array([-w[1], w[0]])
-    ta, tb = [], []
+    dist = np.hypot(v[:, 0], v[:, 1])
+    touching = dist <= ra + rb
+    visible[touching] = True
+    witness[touching, 0], witness[touching, 1] = ca[touching], cb[touching]
+    todo = np.flatnonzero(~touching)
+    if len(todo) == 0:
+        return visible, witness
+    u = v[todo] / dist[todo, None]
+    p, q = ca[todo] + ra[todo, None] * u, cb[todo] - rb[todo, None] * u
+    if obs.count:
+        # only obstacles whose box meets the box of the two disks can touch a segment between them
+        lo = np.minimum(ca[todo] - ra[todo, None], cb[todo] - rb[todo, None]) - GRAZE_EPS
+        hi = np.maximum(ca[todo] + ra[todo, None], cb[todo] + rb[todo, None]) + GRAZE_EPS
+        near = np.all(obs.hi[None] >= lo[:, None], axis=2) & np.all(obs.lo[None] <= hi[:, None], axis=2)
+        act = active[todo] & near
+        clear = segments_clear(p, q, obs, act)
+    else:
+        act = np.zeros((len(todo), 0), bool)
+        clear = np.ones(len(todo), bool)
+    visible[todo[clear]] = True
+    witness[todo[clear], 0], witness[todo[clear], 1] = p[clear], q[clear]
+    rest = np.flatnonzero(~clear)  # positions within todo
+    if len(rest) == 0:
+        return visible, witness
+
+    def settle(group: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Try lines through a[k], b[k] for pair todo[group[k]]; record the first clear one of each pair."""
+        nonlocal rest
+        if len(group) == 0:
+            return
+        d = b - a
+        ln = np.hypot(d[:, 0], d[:, 1])
+        good = ln > GRAZE_EPS
+        group, a, d, ln = group[good], a[good], d[good], ln[good]
+        du = d / ln[:, None]
+        pi = todo[group]
+        ok, sp, sq = _inner_segments(a, du, ca[pi], ra[pi], cb[pi], rb[pi])
+        group, sp, sq = group[ok], sp[ok], sq[ok]
+        if len(group) == 0:
+            return
+        clear = segments_clear(sp, sq, obs, act[group])
+        done, first = _first_per_group(group, clear)
+        visible[todo[done]] = True
+        witness[todo[done], 0], witness[todo[done], 1] = sp[first], sq[first]
+        rest = np.setdiff1d(rest, done, assume_unique=True)
+
+    # common tangents of the two circles (nudged into both disks)
+    g, a, b = _common_tangents(ca[todo[rest]], ra[todo[rest]], cb[todo[rest]], rb[todo[rest]])
+    settle(rest[g], a, b)
+    if len(rest) == 0:
+        return visible, witness
+    # vertices that can lie on a segment between the disks: active, within the hull of the two disks
+    rest0 = rest.copy()
+    pi = todo[rest]
+    vd = _point_segment_pairs_distance(obs.verts, ca[pi], cb[pi])  # (R, V)
+    vmask = act[rest][:, obs.vert_poly] & (vd <= np.maximum(ra[pi], rb[pi])[:, None] + GRAZE_EPS)
+    rr, vv = np.nonzero(vmask)
+    if len(rr):
+        groups, anchors, points = [], [], []
+        for c, r in ((ca, ra), (cb, rb)):
+            keep, tang = _vertex_tangents(obs.verts[vv], c[todo[rest[rr]]], r[todo[rest[rr]]])
+            for t in tang:
+                groups.append(rest[rr[keep]])
+                anchors.append(obs.verts[vv[keep]])
+                points.append(t)
+        grp = np.concatenate(groups)
+        order = np.argsort(grp, kind="stable")
+        settle(grp[order], np.concatenate(anchors)[order], np.concatenate(points)[order])
+    if len(rest) == 0:
+        return visible, witness
+    # lines through two vertices
+    rows = np.searchsorted(rest0, rest)
+    m = vmask[rows]
+    pair_mask = m[:, :, None] & m[:, None, :] & np.triu(np.ones((m.shape[1], m.shape[1]), bool), 1)[None]
+    rr, v1, v2 = np.nonzero(pair_mask)
+    if len(rr):
+        settle(rest[rr], obs.verts[v1], obs.verts[v2])
+    return visible, witness
+
+
+def _point_segment_pairs_distance(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(R, V): distance from every point to the segment a[r] -> b[r]."""
+    ab = b - a
+    ll = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-300)
+    rel = pts[None] - a[:, None, :]
+    t = np.clip(np.einsum("rvj,rj->rv", rel, ab) / ll[:, None], 0.0, 1.0)
+    close = a[:, None, :] + t[..., None] * ab[:, None, :]
+    return np.hypot(pts[None, :, 0] - close[..., 0], pts[None, :, 1] - close[..., 1])
+
+
+def _common_tangents(ca: np.ndarray, ra: np.ndarray, cb: np.ndarray, rb: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The four common tangents of each pair of disjoint circles, as (row, point on A, point on B), the
+    points nudged inside their disks; rows ascending."""
+    v = cb - ca
+    dist = np.hypot(v[:, 0], v[:, 1])
+    w = v / dist[:, None]
+    wp = np.stack([-w[:, 1], w[:, 0]], axis=1)
+    rows, ta, tb = [], [], []
     for k, sb in (((rb - ra) / dist, 1.0), (-(ra + rb) / dist, -1.0)):
-        if abs(k) > 1.0:
-            continue
-        s = math.sqrt(max(0.0, 1.0 - k * k))
+        s = np.sqrt(np.maximum(0.0, 1.0 - k * k))
         for sign in (1.0, -1.0):
-            n = k * w + sign * s * wp  # unit normal: n.ca - c = ra, n.cb - c = sb * rb
-            ta.append(ca - (ra - NUDGE) * n)
-            tb.append(cb - sb * (rb - NUDGE) * n)
-    return np.array(ta).reshape(-1, 2), np.array(tb).reshape(-1, 2)
+            nrm = k[:, None] * w + sign * s[:, None] * wp  # unit normal: n.ca - c = ra, n.cb - c = sb * rb
+            rows.append(np.arange(len(ca)))
+            ta.append(ca - (ra - NUDGE)[:, None] * nrm)
+            tb.append(cb - sb * (rb - NUDGE)[:, None] * nrm)
+    g = np.concatenate(rows)
+    order = np.argsort(g, kind="stable")
+    return g[order], np.concatenate(ta)[order], np.concatenate(tb)[order]
 
 
-def _vertex_tangent_points(v: np.ndarray, c: np.ndarray, r: float) -> tuple[np.ndarray, np.ndarray]:
-    """For vertices v (K, 2) outside circle (c, r): (vertex, tangent point nudged inside) pairs, two each."""
-    dv = v - c[None]
+def _vertex_tangents(v: np.ndarray, c: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Lines through vertex v[k] tangent to circle (c[k], r[k]): (kept rows, [tangent points one side,
+    tangent points other side]), the points nudged inside the circle. Vertices inside the circle are dropped."""
+    dv = v - c
     dist = np.hypot(dv[:, 0], dv[:, 1])
     keep = dist > r + GRAZE_EPS
-    v, dv, dist = v[keep], dv[keep], dist[keep]
-    if len(v) == 0:
-        return np.zeros((0, 2)), np.zeros((0, 2))
+    dv, dist, c, r = dv[keep], dist[keep], c[keep], r[keep]
     alpha = np.arccos(np.clip(r / dist, -1.0, 1.0))
     base = np.arctan2(dv[:, 1], dv[:, 0])
-    pts, anchors = [], []
+    pts = []
     for sgn in (1.0, -1.0):
         ang = base + sgn * alpha
-        t = c[None] + (r - NUDGE) * np.stack([np.cos(ang), np.sin(ang)], axis=1)
-        pts.append(t)
-        anchors.append(v)
-    return np.concatenate(anchors), np.concatenate(pts)
-
-
-def _first_clear(p: np.ndarray, q: np.ndarray, obs: Obstacles) -> int | None:
-    if len(p) == 0:
-        return None
-    clear = segments_clear(p, q, obs)
-    idx = np.flatnonzero(clear)
-    return int(idx[0]) if len(idx) else None
+        pts.append(c + (r - NUDGE)[:, None] * np.stack([np.cos(ang), np.sin(ang)], axis=1))
+    return keep, pts
 
 
 def disks_line_of_sight(ca: Point, ra: float, cb: Point, rb: float, obstacles: Obstacles) -> LosResult:
-    """Exact line of sight between disks A and B past `obstacles` (all of them count).
-
-    Disks that touch or overlap always see each other (witness: centre to centre, which lies in A ∪ B)."""
-    ca_, cb_ = np.asarray(ca, float), np.asarray(cb, float)
-    v = cb_ - ca_
-    dist = math.hypot(v[0], v[1])
-    if dist <= ra + rb:
-        return LosResult(True, (tuple(map(float, ca_)), tuple(map(float, cb_))))
-    u = v / dist
-    centre_p, centre_q = ca_ + ra * u, cb_ - rb * u
-    if obstacles.count == 0 or bool(segments_clear(centre_p[None], centre_q[None], obstacles)[0]):
-        return LosResult(True, ((float(centre_p[0]), float(centre_p[1])), (float(centre_q[0]), float(centre_q[1]))))
-
-    # Only obstacles near the convex hull of A ∪ B can touch a segment between them.
-    lo = np.minimum(ca_ - ra, cb_ - rb) - GRAZE_EPS
-    hi = np.maximum(ca_ + ra, cb_ + rb) + GRAZE_EPS
-    near = np.flatnonzero(np.all(obstacles.hi >= lo, axis=1) & np.all(obstacles.lo <= hi, axis=1))
-    obs = obstacles if len(near) == obstacles.count else obstacles.subset(near)
-    if obs.count == 0:
-        return LosResult(True, ((float(centre_p[0]), float(centre_p[1])), (float(centre_q[0]), float(centre_q[1]))))
-
-    def attempt(a: np.ndarray, b: np.ndarray) -> LosResult | None:
-        ok, p0, du = _lines_through(a, b)
-        meets, p, q = _inner_segments(p0[ok], du[ok], ca_, ra, cb_, rb)
-        p, q = p[meets], q[meets]
-        i = _first_clear(p, q, obs)
-        if i is None:
-            return None
-        return LosResult(True, ((float(p[i, 0]), float(p[i, 1])), (float(q[i, 0]), float(q[i, 1]))))
-
-    # Common tangents of the two circles.
-    ta, tb = _common_tangent_points(ca_, ra, cb_, rb)
-    found = attempt(ta, tb)
-    if found:
-        return found
-    # Vertices that can lie on a segment between the disks: within the hull of A ∪ B.
-    verts = obs.verts
-    seg_d = _point_segment_distance(verts, ca_[None], cb_[None])[:, 0]
-    verts = verts[seg_d <= max(ra, rb) + GRAZE_EPS]
-    if len(verts) == 0:
+    """Exact line of sight between disks A and B past `obstacles` (all of them count)."""
+    vis, wit = los_many(np.asarray(ca, float)[None], np.array([ra]), np.asarray(cb, float)[None], np.array([rb]),
+                        obstacles)
+    if not vis[0]:
         return LosResult(False, None)
-    va, pa = _vertex_tangent_points(verts, ca_, ra)
-    vb, pb = _vertex_tangent_points(verts, cb_, rb)
-    found = attempt(np.concatenate([va, vb]), np.concatenate([pa, pb]))
-    if found:
-        return found
-    k = len(verts)
-    if k >= 2:
-        i, j = np.triu_indices(k, 1)
-        found = attempt(verts[i], verts[j])
-        if found:
-            return found
-    return LosResult(False, None)
+    w = wit[0]
+    return LosResult(True, ((float(w[0, 0]), float(w[0, 1])), (float(w[1, 0]), float(w[1, 1]))))
 
 
 def offset_polygon(poly: np.ndarray, delta: float) -> list[np.ndarray]:
