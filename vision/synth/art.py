@@ -229,10 +229,11 @@ def marker_tile(marker_id: int, marker_mm: float, tile_mm: float, dictionary: st
     return _rgba(img, np.ones((S, S), np.float32))
 
 
-@lru_cache(maxsize=4)
-def ruler_texture(length_mm: float, width_mm: float, tag_mm: float, bands: tuple[float, ...], dictionary: str
-                  ) -> np.ndarray:
-    """The range ruler in its own frame (u along, v across), with its two tags (ids 4 and 5)."""
+@lru_cache(maxsize=8)
+def ruler_texture(length_mm: float, width_mm: float, bands: tuple[float, ...], dictionary: str,
+                  tags: tuple[tuple[int, float, float, float], ...]) -> np.ndarray:
+    """The range ruler in its own frame (u along, v across): coloured band sections, mm ticks, and the ArUco
+    `tags` given as (id, u0, v0, side) in ruler mm, exactly where the marker layout puts them."""
     ppm = 6.0
     W, H = int(round(length_mm * ppm)), int(round(width_mm * ppm))
     img = np.zeros((H, W, 3), np.float32)
@@ -250,15 +251,14 @@ def ruler_texture(length_mm: float, width_mm: float, tag_mm: float, bands: tuple
         _put_text_centered(img, ("SHORT", "MEDIUM", "LONG", "")[min(k, 3)],
                            (((edges[k] + b) / 2) * ppm, H * 0.32), H * 0.26, (25, 25, 25))
     d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
-    side = int(round(tag_mm * ppm))
-    v0 = int(round((width_mm - tag_mm) / 2 * ppm))
-    q = int(round(max((width_mm - tag_mm) / 2 - 0.5, 0) * ppm))
-    for tag_id, u0 in ((4, v0), (5, W - v0 - side)):
-        cv2.rectangle(img, (u0 - q, v0 - q), (u0 + side + q, v0 + side + q), (236, 240, 240), -1)
+    for tag_id, u0, v0, side_mm in tags:
+        side = int(round(side_mm * ppm))
+        x0, y0 = int(round(u0 * ppm)), int(round(v0 * ppm))
+        q = int(round(max(min(v0, width_mm - v0 - side_mm) - 0.5, 0.0) * ppm))  # white quiet zone
+        cv2.rectangle(img, (x0 - q, y0 - q), (x0 + side + q, y0 + side + q), (236, 240, 240), -1)
         mk = cv2.aruco.generateImageMarker(d, tag_id, side)
-        img[v0:v0 + side, u0:u0 + side] = np.where(mk > 127, 236.0, 28.0)[..., None]
-    alpha = np.ones((H, W), np.float32)
-    return _rgba(img, alpha)
+        img[y0:y0 + side, x0:x0 + side] = np.where(mk > 127, 236.0, 28.0)[..., None]
+    return _rgba(img, np.ones((H, W), np.float32))
 
 
 @lru_cache(maxsize=64)
@@ -318,23 +318,23 @@ def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[f
     skin = np.zeros((H, W), np.float32)  # 1 where skin, 0 where sleeve
     wrist = t - ux * w * 1.25
     palm_c = t - ux * w * 0.75
-    cv2.line(alpha, px(e), px(wrist), 1.0, int(w * 0.78 * ppm), cv2.LINE_AA)
-    cv2.ellipse(alpha, px(palm_c), (int(w * 0.62 * ppm), int(w * 0.48 * ppm)),
+    cv2.line(alpha, px(e), px(wrist), 1.0, int(w * 0.95 * ppm), cv2.LINE_AA)
+    cv2.ellipse(alpha, px(palm_c), (int(w * 0.66 * ppm), int(w * 0.52 * ppm)),
                 math.degrees(math.atan2(ux[1], ux[0])), 0, 360, 1.0, -1, cv2.LINE_AA)
-    cv2.ellipse(skin, px(palm_c), (int(w * 0.62 * ppm), int(w * 0.48 * ppm)),
+    cv2.ellipse(skin, px(palm_c), (int(w * 0.66 * ppm), int(w * 0.52 * ppm)),
                 math.degrees(math.atan2(ux[1], ux[0])), 0, 360, 1.0, -1, cv2.LINE_AA)
     spread = 0.12 if hand.pinch else 0.2
     for k, off in enumerate((-1.5, -0.5, 0.5, 1.5)):
         base = palm_c + ux * w * 0.35 + nx * off * w * 0.19
         tip = base + ux * w * (0.55 - 0.08 * abs(off)) * (0.7 if hand.pinch else 1.0) + nx * off * w * spread * 0.5
         for img in (alpha, skin):
-            cv2.line(img, px(base), px(tip), 1.0, max(1, int(w * 0.17 * ppm)), cv2.LINE_AA)
+            cv2.line(img, px(base), px(tip), 1.0, max(1, int(w * 0.2 * ppm)), cv2.LINE_AA)
     thumb0 = palm_c + nx * w * 0.4
     thumb1 = thumb0 + ux * w * 0.45 + nx * w * 0.25
     for img in (alpha, skin):
-        cv2.line(img, px(thumb0), px(thumb1), 1.0, max(1, int(w * 0.2 * ppm)), cv2.LINE_AA)
+        cv2.line(img, px(thumb0), px(thumb1), 1.0, max(1, int(w * 0.24 * ppm)), cv2.LINE_AA)
     skin_wrist = t - ux * w * 1.7
-    cv2.line(skin, px(skin_wrist), px(wrist), 1.0, int(w * 0.74 * ppm), cv2.LINE_AA)
+    cv2.line(skin, px(skin_wrist), px(wrist), 1.0, int(w * 0.9 * ppm), cv2.LINE_AA)
     skin = np.minimum(skin, alpha)
     # cylinder-like shading across the arm
     yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)

@@ -225,6 +225,10 @@ def _post(img: np.ndarray, camera: SynthCamera, setup: TableSetup, rng: np.rando
     return img.astype(np.uint8)
 
 
+def _ruler_markers(layout: MarkerLayout, setup: TableSetup):
+    return layout.ruler_tags + (layout.ruler_band_tags if setup.ruler.band_tags else ())
+
+
 def render_frame(setup: TableSetup, camera: SynthCamera, layout: MarkerLayout | None = None,
                  extra_truth: dict | None = None) -> RenderedFrame:
     """Render one frame of `setup` seen by `camera`; deterministic for the same arguments."""
@@ -249,8 +253,9 @@ def render_frame(setup: TableSetup, camera: SynthCamera, layout: MarkerLayout | 
         t = layout.tile_mm
         _flat_piece(canvas, tex, a, np.array([[tx, ty], [tx + t, ty], [tx + t, ty + t], [tx, ty + t]]), sdir,
                     shadow=0.15)
-    rt = art.ruler_texture(layout.ruler_length_mm, layout.ruler_width_mm, layout.ruler_tag_mm,
-                           tuple(layout.ruler_band_limits_mm), layout.dictionary)
+    tags = tuple((m.id, m.corners_mm[0][0], m.corners_mm[0][1], m.side_mm) for m in _ruler_markers(layout, setup))
+    rt = art.ruler_texture(layout.ruler_length_mm, layout.ruler_width_mm, tuple(layout.ruler_band_limits_mm),
+                           layout.dictionary, tags)
     ppm = rt.shape[1] / layout.ruler_length_mm
     ra = math.radians(setup.ruler.angle_deg)
     rot = np.array([[math.cos(ra), math.sin(ra)], [-math.sin(ra), math.cos(ra)]]) * ppm  # table -> (u, v) px
@@ -309,7 +314,7 @@ def render_frame(setup: TableSetup, camera: SynthCamera, layout: MarkerLayout | 
     image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
     markers_px = {mk.id: camera.project(np.array(mk.corners_mm)) for mk in layout.corners}
-    for tag_id, corners in setup.ruler_tag_corners_mm().items():
+    for tag_id, corners in setup.ruler_tag_corners_mm(layout).items():
         markers_px[tag_id] = camera.project(corners)
     hidden = []
     hgt, wdt = canvas.label.shape

@@ -105,6 +105,7 @@ class RulerPose:
 
     origin_mm: tuple[float, float]
     angle_deg: float
+    band_tags: bool = False  # the optional tags on the band boundaries (ids 6, 7) are stuck on this ruler
 
     def to_table(self, uv: np.ndarray) -> np.ndarray:
         uv = np.asarray(uv, np.float64).reshape(-1, 2)
@@ -123,7 +124,7 @@ class HandPiece:
     height_mm: float
     skin_bgr: tuple[int, int, int]
     sleeve_bgr: tuple[int, int, int]
-    width_mm: float = 80.0
+    width_mm: float = 95.0
     pinch: bool = False  # fingers closed around a held disk
 
     def outline_mm(self) -> np.ndarray:
@@ -205,6 +206,7 @@ class TableSetup:
             "disk_diameters_mm": dict(zip(SIZE_CLASSES, self.diameters_mm)),
             "ruler": {"origin_mm": [round(v, 3) for v in self.ruler.origin_mm],
                       "angle_deg": round(self.ruler.angle_deg, 4),
+                      "band_tags": self.ruler.band_tags,
                       "tag_corners_mm": {str(k): np.round(v, 3).tolist() for k, v in tags.items()}},
             "hands": [{"outline_mm": np.round(h.outline_mm(), 1).tolist(), "height_mm": h.height_mm}
                       for h in self.hands],
@@ -214,11 +216,12 @@ class TableSetup:
         return Scene(disks=tuple(disks), players=tuple(players), terrain=tuple(terrain),
                      battlefield=Battlefield(BATTLEFIELD_MM, BATTLEFIELD_MM), extra={"synth": synth})
 
-    def ruler_tag_corners_mm(self) -> dict[int, np.ndarray]:
+    def ruler_tag_corners_mm(self, layout=None) -> dict[int, np.ndarray]:
         from calibration.layout import default_layout
 
-        layout = default_layout(BATTLEFIELD_MM, BATTLEFIELD_MM)
-        return {m.id: self.ruler.to_table(np.array(m.corners_mm)) for m in layout.ruler_tags}
+        layout = layout or default_layout(BATTLEFIELD_MM, BATTLEFIELD_MM)
+        tags = layout.ruler_tags + (layout.ruler_band_tags if self.ruler.band_tags else ())
+        return {m.id: self.ruler.to_table(np.array(m.corners_mm)) for m in tags}
 
 
 def _id_key(disk_id: str) -> tuple[int, str]:
@@ -353,7 +356,9 @@ def _terrain_piece(rng: np.random.Generator, idx: int) -> TerrainPiece:
 
 def _random_look(room: np.random.Generator, moment: np.random.Generator, s: TierSettings) -> TableLook:
     """Materials, light and lens softness belong to the room (one per seed); motion blur and noise to the moment."""
-    felts = [(45, 100, 45), (40, 85, 60), (60, 95, 80), (95, 70, 40), (40, 60, 95), (55, 60, 60), (70, 110, 95)]
+    # felt as a webcam records it: muted, darker than the paper (BGR)
+    felts = [(52, 92, 58), (48, 80, 62), (64, 88, 78), (88, 70, 52), (50, 62, 88), (62, 64, 64), (70, 98, 88),
+             (45, 70, 48)]
     felt = felts[int(room.integers(len(felts)))]
     felt = tuple(int(np.clip(v * room.uniform(0.85, 1.15), 0, 255)) for v in felt)
     wood = room.random() < 0.65
@@ -382,7 +387,7 @@ def random_hand(rng: np.random.Generator, target: tuple[float, float] | None = N
     sleeves = [(60, 40, 30), (40, 40, 40), (150, 150, 150), (40, 40, 120), (90, 60, 40), (200, 200, 200)]
     return HandPiece(entry_mm=(float(entry[0]), float(entry[1])), tip_mm=(float(t[0]), float(t[1])),
                      height_mm=float(rng.uniform(45, 130)), skin_bgr=skins[int(rng.integers(len(skins)))],
-                     sleeve_bgr=sleeves[int(rng.integers(len(sleeves)))], width_mm=float(rng.uniform(75, 95)),
+                     sleeve_bgr=sleeves[int(rng.integers(len(sleeves)))], width_mm=float(rng.uniform(88, 105)),
                      pinch=pinch)
 
 
@@ -392,12 +397,13 @@ def place_ruler(rng: np.random.Generator, disks: Iterable[SynthDisk], terrain: I
     from shapely.geometry import Point, Polygon
 
     disks = list(disks)
+    band_tags = bool(rng.random() < 0.5)
     circles = [Point(d.x_mm, d.y_mm).buffer(d.radius_mm + 3.0, 32) for d in disks]
     best, best_cost = None, float("inf")
     for _ in range(tries):
         ang = float(rng.uniform(0, 360))
         ox, oy = rng.uniform(-60, BATTLEFIELD_MM + 60), rng.uniform(-60, BATTLEFIELD_MM + 60)
-        pose = RulerPose((float(ox), float(oy)), ang)
+        pose = RulerPose((float(ox), float(oy)), ang, band_tags)
         corners = pose.to_table(np.array([[0, 0], [300, 0], [300, 30], [0, 30]]))
         if corners.min() < -50 or corners.max() > BATTLEFIELD_MM + 50:
             continue

@@ -1,0 +1,345 @@
+"""A short game-like clip of the synthetic table, with ground truth per frame and its stable moments.
+
+The script, on one random table: a disk flips toward an enemy (each flip lands it one diameter further, a hand
+holding it while it turns over), its last flip lands on the enemy so it ends on top (a pin); a top disk is lifted
+to read the one under it and put back; a casualty is picked up and carried off the table. Between the moves the
+table is still: those frames are the stable moments the pipeline should commit.
+
+`demo_sequence(seed)` is what the web demo loops: frames render on first use and are cached, so looping is cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from tablesight.scene import Scene
+from vision.synth.camera import SynthCamera, table_camera
+from vision.synth.render import RenderedFrame, render_frame
+from vision.synth.scenes import BATTLEFIELD_MM, HandPiece, SynthDisk, TableSetup, random_table
+from vision.synth.tiers import TierSettings, tier_settings
+
+SEQUENCE_FPS = 8.0
+
+
+@dataclass(frozen=True)
+class SequenceStep:
+    setup: TableSetup
+    stable: bool
+    event: str  # "still", "flip", "lift", "casualty"
+
+
+def _overlaps(a: SynthDisk, b: SynthDisk, tol: float = 0.05) -> bool:
+    return math.hypot(a.x_mm - b.x_mm, a.y_mm - b.y_mm) < a.radius_mm + b.radius_mm - tol
+
+
+def _free(setup: TableSetup, d: SynthDisk) -> bool:
+    """Nothing lies on it and it lies on nothing."""
+    return not any(o.id != d.id and _overlaps(o, d) for o in setup.disks)
+
+
+def _clear(setup: TableSetup, x: float, y: float, r: float, ignore: set[str]) -> bool:
+    if not (r + 5 <= x <= BATTLEFIELD_MM - r - 5 and r + 5 <= y <= BATTLEFIELD_MM - r - 5):
+        return False
+    return all(math.hypot(o.x_mm - x, o.y_mm - y) >= o.radius_mm + r + 1.0 for o in setup.disks if o.id not in ignore)
+
+
+def _hand_for(tip: tuple[float, float], player_index: int, height_mm: float, base: HandPiece | None,
+              pinch: bool = True) -> HandPiece:
+    """A player's hand reaching from their own table edge (player 0: top edge, player 1: bottom edge)."""
+    entry_y = -650.0 if player_index == 0 else BATTLEFIELD_MM + 650.0
+    skin = base.skin_bgr if base else (140, 165, 210)
+    sleeve = base.sleeve_bgr if base else (60, 45, 35)
+    return HandPiece(entry_mm=(tip[0] + 0.3 * (tip[0] - 450.0), entry_y), tip_mm=tip, height_mm=height_mm,
+                     skin_bgr=skin, sleeve_bgr=sleeve, width_mm=98.0, pinch=pinch)
+
+
+def _with_disk(setup: TableSetup, d: SynthDisk) -> TableSetup:
+    return replace(setup, disks=tuple(d if o.id == d.id else o for o in setup.disks))
+
+
+def _settle(setup: TableSetup, d: SynthDisk, thickness: float) -> SynthDisk:
+    """`d` put down where it is: on top of whatever it overlaps."""
+    under = [o for o in setup.disks if o.id != d.id and _overlaps(o, d)]
+    z = 1 + max((o.z for o in under), default=-1)
+    base = max((o.top_height_mm for o in under), default=0.0)
+    return replace(d, z=z, base_height_mm=base, top_height_mm=base + thickness, lift_mm=0.0, tilt_squash=1.0,
+                   art=replace(d.art, back=False))
+
+
+def build_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=None) -> list[SequenceStep]:
+    """The clip as a list of table states (not yet rendered)."""
+    s = tier if isinstance(tier, TierSettings) else tier_settings(tier)
+    # a calmer table than the stills: fewer disks, no stray hands
+    s = replace(s, disks=(min(s.disks[0], 14), min(s.disks[1], 18)), hand_probability=0.0)
+    for attempt in range(40):
+        base = random_table(seed, s, frame=1000 + attempt, diameters_mm=diameters_mm)
+        base = replace(base, hands=(), look=replace(base.look, motion_blur_px=0.0))
+        plan = _plan(base)
+        if plan is not None:
+            break
+    else:  # pragma: no cover - 40 random tables without a clear flip line is practically impossible
+        raise RuntimeError(f"no table for a clip found for seed {seed}")
+    mover, target, flips = plan
+    thick = base.disk_thickness_mm
+    rng = np.random.default_rng([int(seed), 0x5E9])
+    steps: list[SequenceStep] = []
+    state = base
+
+    def still(n: int) -> None:
+        for _ in range(n):
+            steps.append(SequenceStep(state, True, "still"))
+
+    def moving(st: TableSetup, event: str, blur: float = 1.5) -> None:
+        steps.append(SequenceStep(replace(st, look=replace(st.look, motion_blur_px=blur,
+                                                           motion_blur_deg=float(rng.uniform(0, 180)))),
+                                  False, event))
+
+    p_index = [a.id for a in base.armies].index(mover.player)
+    still(8)
+    # 1. flips toward the target; the last one lands on it
+    d = next(o for o in state.disks if o.id == mover.id)
+    ux, uy = (target.x_mm - d.x_mm), (target.y_mm - d.y_mm)
+    n = math.hypot(ux, uy)
+    ux, uy = ux / n, uy / n
+    axis_deg = math.degrees(math.atan2(uy, ux))
+    r = d.radius_mm
+    for k in range(3):  # hand comes in
+        f = (k + 1) / 3.0
+        tip = (d.x_mm, d.y_mm)
+        hand = _hand_for(tip, p_index, 60.0 + 200.0 * (1 - f), None)
+        hand = replace(hand, tip_mm=(tip[0], tip[1] + (1 - f) * (-250 if p_index == 0 else 250)))
+        moving(replace(state, hands=(hand,)), "flip", blur=3.0)
+    for flip in range(flips):
+        ex, ey = d.x_mm + r * ux, d.y_mm + r * uy  # the leading edge: the flip's pivot
+        for k in range(1, 6):
+            phi = math.pi * k / 6.0
+            cx = ex - r * math.cos(phi) * ux
+            cy = ey - r * math.cos(phi) * uy
+            h = r * math.sin(phi) + d.top_height_mm
+            md = replace(d, x_mm=cx, y_mm=cy, lift_mm=h - d.top_height_mm, tilt_squash=max(abs(math.cos(phi)), 0.12),
+                         squash_axis_deg=axis_deg, art=replace(d.art, back=phi > math.pi / 2))
+            st = _with_disk(state, md)
+            st = replace(st, hands=(_hand_for((cx - 0.3 * r * ux, cy - 0.3 * r * uy), p_index, h + 22.0, None),),
+                         held=(d.id,))
+            moving(st, "flip", blur=2.5)
+        landed = replace(d, x_mm=d.x_mm + 2 * r * ux, y_mm=d.y_mm + 2 * r * uy,
+                         rotation_deg=(d.rotation_deg + 180.0) % 360.0)
+        landed = _settle(state, landed, thick)
+        state = _with_disk(state, landed)
+        d = landed
+        moving(replace(state, hands=(_hand_for((d.x_mm, d.y_mm), p_index, 45.0, None, pinch=False),)), "flip")
+    for k in range(2):  # hand leaves
+        hand = _hand_for((d.x_mm, d.y_mm + (k + 1) * (-180 if p_index == 0 else 180)), p_index, 90.0 + 60 * k, None,
+                         pinch=False)
+        moving(replace(state, hands=(hand,)), "flip", blur=3.0)
+    still(8)
+
+    # 2. a top disk lifted to read the one under it, then put back
+    tops = [o for o in state.disks if o.z > 0 and not any(q.id != o.id and q.z > o.z and _overlaps(q, o)
+                                                          for q in state.disks)]
+    carrying = {t.on_disk for t in state.tokens}
+    top = next((o for o in tops if o.id != d.id and o.id not in carrying), d)
+    owner = [a.id for a in state.armies].index(top.player)
+    lift_path = [(0.0, 0.0, 15.0), (0.0, 0.0, 45.0), (0.25, 0.0, 70.0)] + [(0.5, 0.0, 80.0)] * 5 + \
+        [(0.25, 0.0, 70.0), (0.0, 0.0, 40.0), (0.0, 0.0, 12.0)]
+    away = np.array([top.x_mm - 450.0, top.y_mm - 450.0])
+    away = away / (np.linalg.norm(away) + 1e-9)
+    for k in range(2):
+        hand = _hand_for((top.x_mm, top.y_mm), owner, 200.0 - 70 * k, None)
+        moving(replace(state, hands=(hand,)), "lift", blur=3.0)
+    for off, _, lift in lift_path:
+        md = replace(top, x_mm=top.x_mm + away[0] * off * 2 * top.radius_mm,
+                     y_mm=top.y_mm + away[1] * off * 2 * top.radius_mm, lift_mm=lift)
+        st = replace(_with_disk(state, md), hands=(_hand_for((md.x_mm, md.y_mm), owner, top.top_height_mm + lift + 22.0,
+                                                             None),), held=(top.id,))
+        moving(st, "lift", blur=1.0)
+    moving(replace(state, hands=(_hand_for((top.x_mm, top.y_mm + (-150 if owner == 0 else 150)), owner, 110.0, None,
+                                           pinch=False),)), "lift", blur=3.0)
+    still(8)
+
+    # 3. a casualty picked up and carried off the table
+    victims = [o for o in state.disks if o.id not in (d.id, top.id, target.id) and o.id not in carrying and
+               not any(q.id != o.id and q.z > o.z and _overlaps(q, o) for q in state.disks)]
+    victim = victims[int(rng.integers(len(victims)))] if victims else None
+    if victim is not None:
+        owner = [a.id for a in state.armies].index(victim.player)
+        edge_y = -120.0 if owner == 0 else BATTLEFIELD_MM + 120.0
+        for k in range(2):
+            moving(replace(state, hands=(_hand_for((victim.x_mm, victim.y_mm), owner, 160.0 - 60 * k, None),)),
+                   "casualty", blur=3.0)
+        for k in range(1, 6):
+            f = k / 5.0
+            md = replace(victim, y_mm=victim.y_mm + (edge_y - victim.y_mm) * f, lift_mm=20.0 + 60.0 * f)
+            st = replace(_with_disk(state, md), hands=(_hand_for((md.x_mm, md.y_mm), owner,
+                                                                 md.top_height_mm + md.lift_mm + 22.0, None),),
+                         held=(victim.id,))
+            moving(st, "casualty", blur=3.0)
+        state = replace(state, disks=tuple(o for o in state.disks if o.id != victim.id),
+                        tokens=tuple(t for t in state.tokens if t.on_disk != victim.id))
+        moving(replace(state, hands=(_hand_for((victim.x_mm, edge_y), owner, 120.0, None, pinch=False),)),
+               "casualty", blur=3.0)
+        still(8)
+    return [replace(st, setup=replace(st.setup, frame=i)) for i, st in enumerate(steps)]
+
+
+def _plan(setup: TableSetup) -> tuple[SynthDisk, SynthDisk, int] | None:
+    """A free-standing disk and an enemy it can reach in 1-3 flips along a clear line, landing on it."""
+    cands = []
+    carrying = {t.on_disk for t in setup.tokens}
+    for a in setup.disks:
+        if not _free(setup, a) or a.id in carrying:
+            continue
+        for b in setup.disks:
+            if b.player == a.player or b.id == a.id or b.radius_mm < a.radius_mm:
+                continue
+            if any(q.id != b.id and q.z > b.z and _overlaps(q, b) for q in setup.disks):
+                continue
+            dist = math.hypot(b.x_mm - a.x_mm, b.y_mm - a.y_mm)
+            step = 2 * a.radius_mm
+            k = math.ceil((dist - (a.radius_mm + b.radius_mm - 3.0)) / step)
+            if not 1 <= k <= 3:
+                continue
+            u = ((b.x_mm - a.x_mm) / dist, (b.y_mm - a.y_mm) / dist)
+            ok = True
+            for j in range(1, k + 1):
+                x, y = a.x_mm + j * step * u[0], a.y_mm + j * step * u[1]
+                if not _clear(setup, x, y, a.radius_mm, {a.id, b.id} if j == k else {a.id}):
+                    ok = False
+                    break
+            land = (a.x_mm + k * step * u[0], a.y_mm + k * step * u[1])
+            if ok and any(o.id not in (a.id, b.id) and math.hypot(o.x_mm - land[0], o.y_mm - land[1]) <
+                          o.radius_mm + a.radius_mm + 1 for o in setup.disks):
+                ok = False
+            if ok:
+                cands.append((k, dist, a, b))
+    if not cands:
+        return None
+    cands.sort(key=lambda c: (-c[0], c[1], c[2].id))
+    k, _, a, b = cands[0]
+    return a, b, k
+
+
+class Sequence:
+    """A rendered-on-demand clip: `seq[i]` -> (frame_bgr, ground_truth_scene, is_stable)."""
+
+    def __init__(self, seed: int, tier: str = "standard", resolution: str = "720p", diameters_mm=None,
+                 cache_frames: int = 256):
+        self.seed = int(seed)
+        self.tier = tier
+        self.resolution = resolution
+        self.fps = SEQUENCE_FPS
+        self.camera: SynthCamera = table_camera(self.seed, tier_settings(tier).camera, resolution)
+        self.steps = build_script(self.seed, tier, diameters_mm)
+        self._cache: OrderedDict[int, RenderedFrame] = OrderedDict()
+        self._cache_size = max(int(cache_frames), 1)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @property
+    def stable_indices(self) -> list[int]:
+        return [i for i, st in enumerate(self.steps) if st.stable]
+
+    @property
+    def stable_moments(self) -> list[tuple[int, int]]:
+        """(first, last) frame index of each run of still frames."""
+        runs, start = [], None
+        for i, st in enumerate(self.steps):
+            if st.stable and start is None:
+                start = i
+            if not st.stable and start is not None:
+                runs.append((start, i - 1))
+                start = None
+        if start is not None:
+            runs.append((start, len(self.steps) - 1))
+        return runs
+
+    def rendered(self, i: int) -> RenderedFrame:
+        if not 0 <= i < len(self.steps):
+            raise IndexError(i)
+        fr = self._cache.get(i)
+        if fr is None:
+            step = self.steps[i]
+            fr = render_frame(step.setup, self.camera, extra_truth={"event": step.event, "stable": step.stable})
+            self._cache[i] = fr
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(i)
+        return fr
+
+    def __getitem__(self, i: int) -> tuple[np.ndarray, Scene, bool]:
+        fr = self.rendered(i)
+        return fr.image, fr.scene, self.steps[i].stable
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, Scene, bool]]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def truth(self, i: int) -> Scene:
+        """Ground truth without rendering (no visible fractions)."""
+        return self.steps[i].setup.scene(extra={"event": self.steps[i].event, "stable": self.steps[i].stable})
+
+
+def demo_sequence(seed: int = 7, tier: str = "standard", resolution: str = "720p") -> Sequence:
+    """The clip the web demo loops (720p: cheap to render, frames cached after the first loop)."""
+    return Sequence(seed, tier=tier, resolution=resolution)
+
+
+def write_sequence(out: str | Path, seed: int, tier: str = "standard", resolution: str = "1080p",
+                   diameters_mm=None, boards: int = 12) -> dict:
+    """`tablesight synth --video`: the clip as frames + ground truth + a video file, and the manifest."""
+    import cv2
+
+    from tablesight.formats import dump_json
+    from tablesight.scene import SIZE_CLASSES
+    from vision.synth.writer import MANIFEST_FORMAT, setup_default_diameters, write_boards
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    seq = Sequence(seed, tier=tier, resolution=resolution, diameters_mm=diameters_mm, cache_frames=1)
+    (out / "camera_truth.json").write_text(dump_json(seq.camera.to_json()) + "\n", encoding="utf-8")
+    w, h = seq.camera.image_size
+    video_name = "clip.mp4"
+    writer = cv2.VideoWriter(str(out / video_name), cv2.VideoWriter_fourcc(*"mp4v"), seq.fps, (w, h))
+    if not writer.isOpened():
+        video_name = "clip.avi"
+        writer = cv2.VideoWriter(str(out / video_name), cv2.VideoWriter_fourcc(*"MJPG"), seq.fps, (w, h))
+    frames = []
+    first = None
+    try:
+        for i in range(len(seq)):
+            fr = seq.rendered(i)
+            name = f"frame_{i:04d}"
+            (out / f"{name}.jpg").write_bytes(fr.jpeg)
+            (out / f"{name}.scene.json").write_text(dump_json(fr.scene.to_json()) + "\n", encoding="utf-8")
+            frames.append({"image": f"{name}.jpg", "scene": f"{name}.scene.json", "stable": seq.steps[i].stable,
+                           "event": seq.steps[i].event})
+            if writer.isOpened():
+                writer.write(fr.image)
+            if first is None:
+                first = fr.image
+    finally:
+        writer.release()
+    board_names = write_boards(out, seq.camera, first, seed, count=boards) if boards else []
+    diam = diameters_mm or setup_default_diameters()
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "seed": int(seed), "tier": tier, "resolution": resolution, "image_size": [w, h],
+        "disk_diameters_mm": dict(zip(SIZE_CLASSES, [float(v) for v in diam])),
+        "camera_truth": "camera_truth.json",
+        "boards": {"kind": "chessboard", "inner_corners": [9, 6], "square_mm": 25.0,
+                   "images": [f"boards/{n}" for n in board_names]},
+        "video": video_name if (out / video_name).exists() else None, "fps": seq.fps,
+        "frames": frames,
+        "stable_frames": seq.stable_indices,
+        "stable_moments": [list(m) for m in seq.stable_moments],
+    }
+    (out / "manifest.json").write_text(dump_json(manifest) + "\n", encoding="utf-8")
+    return manifest
