@@ -555,7 +555,11 @@ class GameBook:
     def set_objective(self, objective: dict[str, Any]) -> dict[str, Any]:
         return self._append("set_objective", objective)
 
-    def record_melee(self, melee: dict[str, Any]) -> dict[str, Any]:
+    def record_melee(self, melee: Any) -> dict[str, Any]:
+        """Apply a melee result (a `MeleeResult` or its `tablesight.melee/1` JSON): damage and wound tokens of the
+        disks in its `scene_after`, casualties to their owners' piles, phase = melee."""
+        if hasattr(melee, "to_json"):
+            melee = melee.to_json()
         return self._append("record_melee", {"melee": melee})
 
     def end_phase(self) -> dict[str, Any]:
