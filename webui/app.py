@@ -359,7 +359,7 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     def correct_unit() -> Response:
         def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
             _only(b, "disk", "unit")
-            return comp.corrections.set_unit(raw, b["disk"], b["unit"], queries.known_units())
+            return comp.corrections.set_unit(raw, b["disk"], b["unit"])
         return _correct(fn)
 
     @app.post("/api/corrections/not-a-disk")
@@ -418,17 +418,8 @@ def _register_book(app: Flask, data_dir: Path) -> None:
     except ImportError:
         app.extensions["tablesight.book"] = None
         return
-    app.extensions["tablesight.book"] = _open_book(GameBook, data_dir)
+    app.extensions["tablesight.book"] = GameBook(data_dir / "book.sqlite")
     app.register_blueprint(blueprint)
-
-
-def _open_book(cls: Any, data_dir: Path) -> Any:
-    for attempt in (lambda: cls(data_dir / "book.sqlite"), lambda: cls(data_dir)):
-        try:
-            return attempt()
-        except TypeError:
-            continue
-    raise InputError("the game book cannot be opened in the data directory")
 
 
 _NEEDS_TOKEN_HTML = """<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width">

@@ -121,6 +121,20 @@ def page_urls(host: str, port: int, token: str | None) -> list[str]:
     return [f"http://{'[' + h + ']' if ':' in h else h}:{port}{q}" for h in hosts]
 
 
+def _check_port_free(host: str, port: int) -> None:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise InputError(f"--host '{host}': cannot resolve it ({exc.strerror})") from None
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as exc:
+            raise InputError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); try another --port") from None
+
+
 def serve(args: argparse.Namespace) -> int:
     from werkzeug.serving import make_server
 
@@ -132,12 +146,13 @@ def serve(args: argparse.Namespace) -> int:
     if data_dir.exists() and not data_dir.is_dir():
         raise InputError(f"--data-dir '{data_dir}': exists and is not a folder")
     token = None if is_loopback(args.host) else (os.environ.get("TABLESIGHT_TOKEN") or new_token())
+    _check_port_free(args.host, args.port)  # before the feed starts; werkzeug would print its own and exit 1
     feed, what = make_feed(args, data_dir)
     app = create_app(feed, data_dir, token=token, start=False)
     try:
         server = make_server(args.host, args.port, app, threaded=True)
-    except OSError as exc:
-        raise InputError(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); try another --port") from None
+    except (OSError, SystemExit) as exc:
+        raise InputError(f"cannot listen on {args.host}:{args.port} ({exc}); try another --port") from None
     comp = app.extensions["tablesight.webui"]
     feed.start()
     comp.start()

@@ -223,13 +223,12 @@ class Corrections:
             doc["disks"].setdefault(disk_id, {})["player"] = player
             return self._commit(doc)
 
-    def set_unit(self, raw: Scene, disk_id: Any, unit: Any, known_units: set[str] | None = None) -> dict[str, Any]:
+    def set_unit(self, raw: Scene, disk_id: Any, unit: Any) -> dict[str, Any]:
+        """A unit key; one the catalog does not know is kept (its stats stay unknown, the page says so)."""
         with self._lock:
             disk_id = self._require_disk(raw, disk_id)
             if unit is not None:
                 unit = _check_id(unit, "unit")
-                if known_units is not None and unit not in known_units:
-                    raise InputError(f"unit: {unit!r} is not in the unit catalog")
             doc = self._copy()
             doc["disks"].setdefault(disk_id, {})["unit"] = unit
             return self._commit(doc)

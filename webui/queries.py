@@ -1,8 +1,9 @@
 """What the page shows about one disk, from the scene, its report and the rules' pure query helpers.
 
-Distances, bands, "wholly within" and line of sight to every other disk come from the report's `pairs` (one
-computation per scene, shared by every tap); the deviation candidates come from
-`rules.diskwars.deviation_candidates`. Nothing here measures on its own: the rules are the one place that does.
+Distances, bands, "wholly within" and line of sight to every other disk come from the report's `pairs`, the
+deviation order from its `deviation` section (or `rules.diskwars.deviation_candidates`), the terrain under the
+disk from `terrain_overlaps`: one computation per scene, shared by every tap. Nothing here measures on its own:
+the rules are the one place that does.
 """
 
 from __future__ import annotations
@@ -11,25 +12,6 @@ from typing import Any
 
 from tablesight.errors import InputError
 from tablesight.scene import Scene
-
-
-def known_units() -> set[str] | None:
-    """Catalog keys, when the unit catalog is installed (None: accept any well-formed key)."""
-    try:
-        from rules.diskwars import catalog as _catalog
-    except ImportError:
-        return None
-    for name in ("default_catalog", "load_default_catalog", "builtin_catalog"):
-        fn = getattr(_catalog, name, None)
-        if callable(fn):
-            try:
-                cat = fn()
-            except Exception:  # a broken catalog must not break corrections
-                return None
-            units = getattr(cat, "units", None)
-            if isinstance(units, dict):
-                return set(units)
-    return None
 
 
 def _pair_view(pair: Any, me: str) -> dict[str, Any]:
@@ -51,37 +33,36 @@ def _pair_view(pair: Any, me: str) -> dict[str, Any]:
 
 
 def _deviation(scene: Scene, report: Any, disk_id: str) -> tuple[list[dict[str, Any]] | None, str | None]:
-    try:
-        from rules.diskwars import deviation_candidates
-    except ImportError:
+    """Deviation candidates against `disk_id`, nearest first, each with the margin of any near-tie call."""
+    cands = None
+    for dev in getattr(report, "deviation", ()) or ():
+        if dev.target == disk_id:
+            cands = dev.candidates
+            break
+    if cands is None:
         try:
-            from rules.diskwars.deviation import deviation_candidates  # type: ignore[no-redef]
-        except ImportError:
-            return None, "deviation is not available (rules layer missing)"
-    try:
+            from rules.diskwars import deviation_candidates
+        except ImportError as exc:
+            return None, f"deviation is not available ({exc})"
         try:
             cands = deviation_candidates(scene, disk_id, report=report)
-        except TypeError:
-            cands = deviation_candidates(scene, disk_id)
-    except (InputError, KeyError, ValueError) as exc:
-        return None, f"deviation: {exc}"
+        except InputError as exc:
+            return None, str(exc)
+    ties = {}
+    for b in report.borderline:
+        if b.kind == "deviation" and b.a == disk_id and b.b is not None:
+            ties[b.b] = min(ties.get(b.b, float("inf")), b.margin_mm)
     out = []
     for c in cands:
-        if hasattr(c, "to_json"):
-            out.append(c.to_json())
-        elif isinstance(c, dict):
-            out.append(dict(c))
-        else:
-            out.append({"id": str(c)})
+        doc = c.to_json()
+        margin = ties.get(c.disk)
+        doc["margin_mm"] = None if margin is None else round(float(margin), 2)
+        out.append(doc)
     return out, None
 
 
-def _terrain_under(scene: Scene, disk_id: str) -> list[str]:
-    from shapely.geometry import Point, Polygon
-
-    d = scene.disk(disk_id)
-    circle = Point(d.x_mm, d.y_mm).buffer(d.radius_mm, 64)
-    return [t.id for t in scene.terrain if circle.intersection(Polygon(t.polygon_mm)).area > 1e-6]
+def _terrain_under(scene: Scene, report: Any, disk_id: str) -> list[str]:
+    return [o.terrain for o in getattr(report, "terrain_overlaps", ()) or () if o.disk == disk_id]
 
 
 def disk_details(scene: Scene, report: Any | None, disk_id: str) -> dict[str, Any]:
@@ -93,7 +74,7 @@ def disk_details(scene: Scene, report: Any | None, disk_id: str) -> dict[str, An
     out: dict[str, Any] = {
         "disk": disk.to_json(),
         "range_bands_mm": scene.range_bands.as_dict(),
-        "terrain_under": _terrain_under(scene, disk_id),
+        "terrain_under": [],
         "others": [],
         "pins": [],
         "pinned_by": [],
@@ -118,5 +99,6 @@ def disk_details(scene: Scene, report: Any | None, disk_id: str) -> dict[str, An
     ]
     out["harried"] = disk_id in report.harried
     out["borderline"] = [b.to_json() for b in report.borderline if disk_id in (b.a, b.b)]
+    out["terrain_under"] = _terrain_under(scene, report, disk_id)
     out["deviation"], out["deviation_error"] = _deviation(scene, report, disk_id)
     return out

@@ -21,7 +21,7 @@
   const S = {
     view: null, key: null, selected: null, terrainSel: null, wholly: false,
     bg: localStorage.getItem("tablesight.bg") || "camera", details: new Map(), nameKeywords: {},
-    melee: null, meleeStep: 0, frameKey: null, frameSize: null,
+    melee: null, meleeStep: 0, frameKey: null, frameSize: null, units: new Map(),
   };
 
   // ---- small helpers ---------------------------------------------------------------------------------------
@@ -51,7 +51,7 @@
     if (!r.ok) throw new Error(data.error || `HTTP ${r.status}`);
     return data;
   }
-  const prettyUnit = (u) => (u ? u.replace(/[-_]+/g, " ").replace(/\b\w/g, (c) => c.toUpperCase()) : "");
+  const prettyUnit = (u) => (!u ? "" : (S.units.get(u) || {}).name || u.replace(/[-_]+/g, " ").replace(/\b\w/g, (c) => c.toUpperCase()));
   function diskById(id) { return S.view && S.view.scene.disks.find((d) => d.id === id); }
   function diskName(id) {
     const d = diskById(id);
@@ -320,12 +320,16 @@
     h.push(`<h2>${esc(d.unit ? prettyUnit(d.unit) : "Unknown unit")}</h2>`);
     h.push(`<div class="sub">${dot(d.player)} ${esc(d.player || "owner unknown")} · disk ${esc(d.id)}${d.size ? " · " + esc(d.size) : ""} · Ø ${fmt(2 * d.radius_mm, 0)} mm${d.confidence !== undefined ? ` · seen ${Math.round(d.confidence * 100)}%` : ""}</div>`);
     if (d.corrected) h.push(`<div><span class="chip fixed">corrected: ${esc(d.corrected.join(", "))}</span></div>`);
-    const st = d.stats || {};
-    if (Object.keys(st).length) {
+    const cat = d.unit ? S.units.get(d.unit) : null;
+    if (d.unit && !cat && S.units.size) h.push(`<div class="sub">“${esc(d.unit)}” is not in the unit catalog: its stats are unknown.</div>`);
+    const st = Object.assign({}, cat ? cat.stats : {}, d.stats || {});
+    if (Object.values(st).some((x) => x !== null && x !== undefined)) {
       h.push(`<div class="stats">${["move", "attack", "counter", "toughness", "vigor"].map((k) => `<div class="stat"><b>${st[k] ?? "–"}</b><span>${k}</span></div>`).join("")}</div>`);
     }
     if (d.tokens) h.push(`<div>${Object.entries(d.tokens).filter(([, n]) => n).map(([k, n]) => `<span class="chip">${esc(k)} ×${n}</span>`).join("") || '<span class="sub">no tokens</span>'}</div>`);
-    if (d.keywords && d.keywords.length) h.push(`<div>${d.keywords.map((k) => `<span class="chip">${esc(k)}</span>`).join("")}</div>`);
+    const kws = [...new Set([...(cat ? cat.keywords : []), ...(d.keywords || [])])];
+    if (kws.length) h.push(`<div>${kws.map((k) => `<span class="chip">${esc(k)}</span>`).join("")}</div>`);
+    if (cat && cat.text) h.push(`<div class="sub" style="margin-top:.3rem">${esc(cat.text)}</div>`);
     if (rep) {
       const pins = rep.pins.filter((p) => p.pinner === d.id), by = rep.pins.filter((p) => p.pinned === d.id);
       const flags = [];
@@ -366,7 +370,7 @@
     else if (det.error) h.push(`<p class="msg bad">${esc(det.error)}</p>`);
     else if (det.deviation_error) h.push(`<p class="sub">${esc(det.deviation_error)}</p>`);
     else if (!det.deviation || !det.deviation.length) h.push('<p class="sub">No disk within short range: deviation has no effect.</p>');
-    else h.push(`<ol class="dev">${det.deviation.map((c) => `<li>${nameChip(c.id || c.disk)} <span class="sub">${c.distance_mm !== undefined ? fmt(c.distance_mm, 0) + " mm" : ""}${c.engaged ? " · engaged" : ""}${c.margin_mm !== undefined && c.margin_mm !== null ? " · margin " + fmt(c.margin_mm, 1) + " mm" : ""}</span></li>`).join("")}</ol>`);
+    else h.push(`<ol class="dev" id="deviation">${det.deviation.map((c) => `<li>${nameChip(c.disk)} <span class="sub">${c.engaged ? `engaged · ${fmt(c.overlap_area_mm2, 0)} mm² overlap` : fmt(c.distance_mm, 0) + " mm away"}${c.margin_mm !== null && c.margin_mm !== undefined ? ` · <b class="chip warn">tie within ${fmt(c.margin_mm, 1)} mm</b>` : ""}</span></li>`).join("")}</ol><div class="sub">Several deviation results go down this list in order, starting again at the top.</div>`);
     if (det && det.terrain_under && det.terrain_under.length) {
       h.push(`<div class="sub">On terrain: ${det.terrain_under.map((t) => esc(terrainName(t))).join(", ")}</div>`);
     }
@@ -397,7 +401,7 @@
       <label for="fix-owner">Owner</label>
       <div class="row"><select id="fix-owner"><option value="">unknown</option>${players}</select></div>
       <label for="fix-unit">Unit (catalog key)</label>
-      <div class="row"><input type="text" id="fix-unit" value="${esc(d.unit || "")}" placeholder="e.g. orc-boyz" autocomplete="off" autocapitalize="off" spellcheck="false"><button class="btn" id="fix-unit-save">Save</button></div>
+      <div class="row"><input type="text" id="fix-unit" list="unit-keys" value="${esc(d.unit || "")}" placeholder="e.g. orc-boyz" autocomplete="off" autocapitalize="off" spellcheck="false"><datalist id="unit-keys">${[...S.units.values()].map((u) => `<option value="${esc(u.key)}">${esc(u.name)}</option>`).join("")}</datalist><button class="btn" id="fix-unit-save">Save</button></div>
       ${stack ? `<label>Stack</label>${stack}` : ""}
       <div class="row" style="margin-top:.5rem"><button class="btn danger" id="fix-notdisk">Not a disk</button>${d.corrected ? '<button class="btn" id="fix-clear">Undo corrections</button>' : ""}</div>
       <div class="msg" id="fix-msg"></div></div>`;
@@ -470,7 +474,10 @@
     const idx = m.steps.findIndex((s) => s.engagement === eid);
     if (idx < 0 || idx >= S.meleeStep) return "";
     const st = m.steps[idx];
-    return `<div style="margin-top:.35rem">${(st.strikes || []).map((s) => `<div class="strike"><span class="timing">${esc(s.timing)}</span> ${esc(diskName(s.disk))} → ${esc(diskName(s.target))}: <b>${s.damage}</b> damage</div>`).join("") || '<div class="sub">no strikes</div>'}</div>`;
+    const strikes = (st.strikes || []).map((s) => `<div class="strike"><span class="timing">${esc(s.timing)}</span> ${esc(diskName(s.disk))} → ${esc(diskName(s.target))}: ${s.damage === null || s.damage === undefined ? '<b>?</b> <span class="sub">(strength unknown)</span>' : `<b>${s.damage}</b> damage`}</div>`).join("");
+    const dead = (st.casualties || []).length ? `<div class="strike" style="color:var(--bad)">casualties: ${st.casualties.map((x) => esc(diskName(x))).join(", ")}</div>` : "";
+    const hurt = (st.wounded || []).length ? `<div class="strike" style="color:var(--warn)">wounded: ${st.wounded.map((x) => esc(diskName(x))).join(", ")}</div>` : "";
+    return `<div class="step" style="margin-top:.35rem">${strikes || '<div class="sub">no strikes</div>'}${dead}${hurt}</div>`;
   }
   function renderMelee() {
     const v = S.view, rep = v.report, pane = $("pane-melee");
@@ -480,7 +487,8 @@
     const order = engagementOrder(rep);
     const seq = [...rep.engagements].sort((a, b) => (order.get(a.id) || 99) - (order.get(b.id) || 99));
     const done = new Set();
-    const h = ['<p class="hint">Fights in the order to resolve them. Inside a contest the order is forced (top-down); the first player picks the order of the rest.</p>'];
+    const fp = rep.melee_order.first_player;
+    const h = [`<p class="hint">Fights in the order to resolve them. Inside a contest the order is forced (top-down); ${fp ? `the first player (<b>${esc(fp)}</b>)` : "the first player"} picks the order of the rest.</p>`];
     for (const e of seq) {
       if (done.has(e.id)) continue;
       const c = contestOf(rep, e.id);
@@ -501,6 +509,7 @@
     h.push("</div>");
     if (m && !m.error && S.meleeStep >= m.steps.length) {
       h.push(`<div class="call"><b>After the melee</b>: casualties ${m.casualties.length ? m.casualties.map((x) => esc(diskName(x))).join(", ") : "none"}; wounded ${m.wounded && m.wounded.length ? m.wounded.map((x) => esc(diskName(x))).join(", ") : "none"}.</div>`);
+      if (m.missing && m.missing.length) h.push(`<div class="call"><b>Unknown numbers</b>: ${m.missing.map((x) => `${esc(diskName(x.disk))}: ${esc(x.note || x.stat)}`).join("; ")}. Set the unit (Disk tab) or add it to the catalog.</div>`);
     }
     pane.innerHTML = h.join("");
     for (const t of pane.querySelectorAll("[data-disk]")) t.addEventListener("click", () => selectDisk(t.dataset.disk));
@@ -608,5 +617,9 @@
   let resizeTimer = null;
   new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 60); }).observe($("table"));
   getJSON("/api/corrections").then((c) => { S.nameKeywords = c.terrain_name_keywords || {}; }).catch(() => {});
+  getJSON("/api/catalog").then((c) => {
+    for (const u of c.units || []) S.units.set(u.key, u);
+    if (S.view) { draw(); if (S.selected) renderDiskPanel(); }
+  }).catch(() => {}); // no melee book on this server: units are shown by their keys
   loadView().then(connect);
 })();
