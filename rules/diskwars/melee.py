@@ -32,14 +32,14 @@ a target whose toughness is unknown keeps its damage without a wound decision an
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
 
 from tablesight.errors import InputError
 from tablesight.formats import MELEE, format_string
 from tablesight.scene import Disk, Scene, Tokens
 
-from rules.diskwars.catalog import Catalog, keyword_parts
+from rules.diskwars.catalog import Catalog
 from rules.report import Report
 
 TIMINGS = ("swift", "normal", "slow")
@@ -248,6 +248,11 @@ def resolve_melee(scene: Scene, report: Report, catalog: Catalog | None = None,
     def note_missing(disk_id: str, stat: str, note: str) -> None:
         missing.setdefault((disk_id, stat), Missing(disk_id, stat, note))
 
+    for e in report.engagements:
+        for d in e.attackers + e.defenders:
+            unit = disks[d].unit if d in disks else None
+            if unit is not None and (catalog is None or catalog.unit(unit) is None):
+                note_missing(d, "unit", f"unit {unit!r} is not in the catalog: only the disk's own stats are used")
     known_ids = {e.id for e in report.engagements}
     sequence = list(report.melee_order.sequence) or [e.id for e in report.engagements]
     for eid in sequence:

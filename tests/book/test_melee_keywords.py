@@ -236,3 +236,13 @@ def test_scene_after_round_trips_and_keeps_other_tokens():
     again = Scene.from_json(doc["scene_after"])
     assert again.disk("a").tokens.as_dict() == {"activation": 1, "damage": 0, "wound": 0, "power": 1}
     assert again.disk("d").tokens.damage == 2
+
+
+def test_unit_missing_from_the_catalog_is_reported():
+    from melee_helpers import rulebook_catalog
+    scene = scene_of([{"id": "a", "player": "red", "unit": "dwarf-slayers", "stats": {"attack": 2, "toughness": 3}},
+                      {"id": "d", "player": "blue", "unit": "karl-franz"}])
+    result = resolve_melee(scene, ONE_ON_ONE, rulebook_catalog())
+    assert ("a", "unit") in {(m.disk, m.stat) for m in result.missing}
+    assert ("d", "unit") not in {(m.disk, m.stat) for m in result.missing}
+    assert strikes(result)[0][4] == 2
