@@ -334,8 +334,22 @@ class HomographyFit:
     residuals_mm: dict[int, np.ndarray]  # per marker id: 4 residuals (mm) under the final fit
 
 
+def _pose_homography(src: np.ndarray, dst: np.ndarray, camera_matrix: np.ndarray) -> np.ndarray | None:
+    """Undistorted px -> table mm from the table plane's pose under a known camera matrix (6 unknowns)."""
+    obj = np.concatenate([dst, np.zeros((len(dst), 1))], axis=1)
+    ok, rvec, tvec = cv2.solvePnP(obj, src, camera_matrix, None, flags=cv2.SOLVEPNP_IPPE)
+    if not ok:
+        return None
+    rvec, tvec = cv2.solvePnPRefineLM(obj, src, camera_matrix, None, rvec, tvec)
+    r = cv2.Rodrigues(rvec)[0]
+    table_to_px = camera_matrix @ np.column_stack([r[:, 0], r[:, 1], tvec.reshape(3)])
+    h = np.linalg.inv(table_to_px)
+    return h / h[2, 2]
+
+
 def fit_table_homography(undistorted: Mapping[int, np.ndarray], layout: MarkerLayout,
-                         reject_mm: float = MARKER_REJECT_MM) -> HomographyFit:
+                         reject_mm: float = MARKER_REJECT_MM,
+                         camera_matrix: np.ndarray | None = None) -> HomographyFit:
     """Fit undistorted px -> layout mm from corner markers {id: 4x2 px}, robust to one inconsistent marker.
 
     Each marker contributes its four corners. With four or more markers there is redundancy to find a bad one:
@@ -343,6 +357,9 @@ def fit_table_homography(undistorted: Mapping[int, np.ndarray], layout: MarkerLa
     corners) off, and far worse than the others agree among themselves, was moved, misprinted or misread and
     is left out. (With three markers, any two fit exactly, so a bad one cannot be told apart.) The kept corners
     are fitted by least squares with Levenberg-Marquardt refinement of the error in table mm.
+
+    With only two markers a free homography (8 unknowns from 8 corners) extrapolates badly across the table;
+    given the `camera_matrix`, the plane's pose (6 unknowns) is fitted instead.
     """
     ids = sorted(undistorted)
     if len(ids) < 2:
@@ -368,7 +385,11 @@ def fit_table_homography(undistorted: Mapping[int, np.ndarray], layout: MarkerLa
             rejected.append(RejectedMarker(worst, f"corners {worst_err:.1f} mm off the other markers' fit "
                                                   "(moved, misprinted or misread)"))
     sel = np.concatenate([np.arange(4) + 4 * ids.index(i) for i in keep])
-    h, _ = cv2.findHomography(src[sel], dst[sel], 0)
+    h = None
+    if camera_matrix is not None and len(keep) == 2:
+        h = _pose_homography(src[sel], dst[sel], np.asarray(camera_matrix, dtype=np.float64))
+    if h is None:
+        h, _ = cv2.findHomography(src[sel], dst[sel], 0)
     if h is None:
         raise InputError("the corner markers are degenerate (all on one line?); cannot fit the table plane")
     res = np.linalg.norm(_apply_h(h, src) - dst, axis=1).reshape(len(ids), 4)
@@ -442,7 +463,8 @@ def calibrate_table(frame_bgr: np.ndarray, intrinsics: CameraIntrinsics | None =
 
     und = {i: undistort(found[i].corners_px) for i in seen}
     reject_mm = MARKER_REJECT_MM if intrinsics is not None else MARKER_REJECT_NO_LENS_MM
-    fit = fit_table_homography(und, layout, reject_mm)
+    kmat = intrinsics.camera_matrix if intrinsics is not None else None
+    fit = fit_table_homography(und, layout, reject_mm, kmat)
     warnings: list[str] = []
 
     def to_layout_mm(px: np.ndarray) -> np.ndarray:
@@ -458,9 +480,13 @@ def calibrate_table(frame_bgr: np.ndarray, intrinsics: CameraIntrinsics | None =
         warnings.append(f"the ruler reads {ruler.measured_length_mm:.1f} mm but the marker fit is poor "
                         f"(residuals up to {fit_max:.1f} mm), so its scale is not applied")
     elif ruler is not None and abs(ruler.scale_error) > ruler_tolerance:
+        # The fit's scale is set by the marker centres, which lie half a tile outside the battlefield edges:
+        # the ruler corrects the centre-to-centre span, and the battlefield is that span minus the tiles.
         k = 1.0 / (1.0 + ruler.scale_error)
-        used_layout = dataclasses.replace(layout, width_mm=layout.width_mm * k, height_mm=layout.height_mm * k)
-        fit = fit_table_homography(und, used_layout, reject_mm)
+        o = layout.tile_mm
+        used_layout = dataclasses.replace(layout, width_mm=k * (layout.width_mm + o) - o,
+                                          height_mm=k * (layout.height_mm + o) - o)
+        fit = fit_table_homography(und, used_layout, reject_mm, kmat)
         scale_source = "ruler"
         warnings.append(f"the ruler reads {ruler.measured_length_mm:.1f} mm in the {layout.width_mm:g} x "
                         f"{layout.height_mm:g} mm marker frame: using the ruler's scale, battlefield "
