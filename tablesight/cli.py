@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scene", metavar="SCENE.json")
     p.add_argument("--catalog", metavar="FILE", action="append", default=[],
                    help="extra unit catalog file(s) (repeatable)")
+    p.add_argument("--default-target", choices=["likely_wound", "first_by_id"], default="likely_wound",
+                   help="whom a disk strikes without a melee_target (default: the enemy closest to a wound)")
+    p.add_argument("--keep-declared-targets", action="store_true",
+                   help="a strike whose target fell earlier in the engagement is lost (default: strike another)")
     p.set_defaults(func=_handler("rules.melee_commands:melee"))
 
     p = sub.add_parser("markers", help="the marker layout (--json) or printable sheets (-o FILE.pdf)")

@@ -114,3 +114,10 @@ def test_engagement_created_by_a_removal_waits_for_the_next_phase():
     assert tokens_after(result, "r") == {}
     doc = melee_json(scene)
     assert doc["deferred_pins"] == [{"pinner": "g", "pinned": "r"}]
+
+
+def test_melee_command_settings_flags(capsys):
+    assert main(["melee", str(DATA / "rb_p9_orc_boyz.scene.json"), "--default-target", "first_by_id",
+                 "--keep-declared-targets"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["settings"] == {"default_target": "first_by_id", "retarget_removed_target": False}
