@@ -142,7 +142,7 @@ def circle_rect_margins(centres: np.ndarray, radii: np.ndarray, width: float, he
     inside = to_edge - r
     dx = np.maximum.reduce([-c[:, 0], c[:, 0] - width, np.zeros(len(c))])
     dy = np.maximum.reduce([-c[:, 1], c[:, 1] - height, np.zeros(len(c))])
-    outside = np.hypot(dx, dy) - r
+    outside = np.where(to_edge > 0, -(to_edge + r), np.hypot(dx, dy) - r)
     return inside, outside
 
 

@@ -288,6 +288,31 @@ def resolve_melee(scene: Scene, report: Report, catalog: Catalog | None = None,
             dealt = math.ceil(strength / 2) if f.resistant_to_melee() else strength
             return (0, f.toughness - damage[t] - dealt, t)
 
+        def choose(d: str, targets: list[str], strength: int | None) -> tuple[list[tuple[str, str]], list[str]]:
+            """The targets disk d strikes now, and notes; `targets` are valid and non-empty."""
+            wish = disks[d].melee_target
+            if fighters[d].frenzy and roles[d] == "attacker":
+                return [(t, "frenzy") for t in targets], []
+            if wish in targets:
+                return [(wish, "melee_target")], []
+            notes_: list[str] = []
+            if wish is not None and wish in alive:
+                notes_.append(f"{d}: melee_target {wish} is not an enemy it is engaged with here; default used")
+            if len(targets) == 1:
+                return [(targets[0], "only")], notes_
+            if settings.default_target == "first_by_id" or strength is None:
+                return [(targets[0], "default")], notes_
+            return [(min(targets, key=lambda t: closeness(t, strength)), "default")], notes_
+
+        # With retarget_removed_target off, every disk declares its targets before any damage of the engagement.
+        declared: dict[str, list[tuple[str, str]]] = {}
+        if not settings.retarget_removed_target:
+            for d in sorted(eng.attackers) + sorted(eng.defenders):
+                targets = valid_targets(d) if d in alive else []
+                if targets:
+                    declared[d], more = choose(d, targets, fighters[d].strength(roles[d]))
+                    notes.extend(more)
+
         for timing in TIMINGS:
             strikers = [d for d in sorted(eng.attackers) + sorted(eng.defenders)
                         if d in alive and fighters[d].timing(roles[d]) == timing]
@@ -304,24 +329,14 @@ def resolve_melee(scene: Scene, report: Report, catalog: Catalog | None = None,
                 if not targets:
                     notes.append(f"{d} strikes nothing: no enemy it is engaged with can be damaged")
                     continue
-                chosen: list[tuple[str, str]]
-                wish = disks[d].melee_target
-                if f.frenzy and role == "attacker":
-                    chosen = [(t, "frenzy") for t in targets]
-                elif wish in targets:
-                    chosen = [(wish, "melee_target")]
-                elif wish is not None and not settings.retarget_removed_target and wish in step_casualties:
-                    notes.append(f"{d} strikes nothing: its target {wish} was removed before its timing")
-                    continue
+                if settings.retarget_removed_target:
+                    chosen, more = choose(d, targets, strength)
+                    notes.extend(more)
                 else:
-                    if wish is not None and wish in roles and wish in alive:
-                        notes.append(f"{d}: melee_target {wish} is not an enemy it is engaged with; default used")
-                    if len(targets) == 1:
-                        chosen = [(targets[0], "only")]
-                    elif settings.default_target == "first_by_id" or strength is None:
-                        chosen = [(targets[0], "default")]
-                    else:
-                        chosen = [(min(targets, key=lambda t: closeness(t, strength)), "default")]
+                    chosen = [(t, how) for t, how in declared.get(d, []) if t in alive]
+                    if not chosen:
+                        notes.append(f"{d} strikes nothing: its declared target was removed before its timing")
+                        continue
                 for t, how in chosen:
                     dealt = None
                     if strength is not None:

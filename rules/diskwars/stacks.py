@@ -71,11 +71,23 @@ def overlaps_and_pins(board: Board) -> tuple[tuple[Overlap, ...], tuple[Pin, ...
 def _pins_through(board: Board, up: int, lo: int) -> tuple[bool, bool]:
     """(pins, partial) for the upper disk `up` over `lo`: RB p.4 sandwiches, FAQ Pinning, project reading for
     partial sandwiches (the lens of up over lo, less the disks between them, keeps some area)."""
-    zu, zl = board.z[up], board.z[lo]
-    between = [k for k in np.flatnonzero(board.overlap[up] & board.overlap[lo])
-               if zl < board.z[k] < zu]
-    if not between:
+    areas = sandwich_areas(board, up, lo)
+    if areas is None:
         return True, False
+    lens, left = areas
+    tol = board.settings.sandwich_area_tolerance_mm2
+    if left <= tol:
+        return False, False
+    return True, (lens - left) > tol
+
+
+def sandwich_areas(board: Board, up: int, lo: int) -> tuple[float, float] | None:
+    """For an upper disk over a lower one with disks between them in the stack (overlapping both): the area
+    of the lens up ∩ lo and the part of it those disks leave uncovered. None when no disk is between."""
+    zu, zl = board.z[up], board.z[lo]
+    between = [k for k in np.flatnonzero(board.overlap[up] & board.overlap[lo]) if zl < board.z[k] < zu]
+    if not between:
+        return None
     from shapely.geometry import Point
     from shapely.ops import unary_union
 
@@ -84,11 +96,7 @@ def _pins_through(board: Board, up: int, lo: int) -> tuple[bool, bool]:
 
     lens = disk(up).intersection(disk(lo))
     cover = unary_union([disk(k) for k in between])
-    left = lens.difference(cover).area
-    tol = board.settings.sandwich_area_tolerance_mm2
-    if left <= tol:
-        return False, False
-    return True, (lens.area - left) > tol
+    return float(lens.area), float(lens.difference(cover).area)
 
 
 def harried_disks(board: Board, pins: tuple[Pin, ...]) -> tuple[str, ...]:
