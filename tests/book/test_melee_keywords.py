@@ -182,18 +182,23 @@ def test_melee_target_that_is_not_engaged_with_the_disk_falls_back_to_the_defaul
     assert any("melee_target d2" in n for n in result.steps[0].notes)
 
 
+@pytest.mark.parametrize("wish", [True, False])
 @pytest.mark.parametrize("retarget, expected", [(True, [("a2", "d2")]), (False, [])])
-def test_target_removed_by_a_swift_strike(retarget, expected):
-    """a1 (swift) kills d1; a2 had chosen d1. Retargeting follows RB p.20 (must deal damage if it can)."""
+def test_target_removed_by_a_swift_strike(retarget, expected, wish):
+    """a1 (swift) kills d1; a2 had chosen d1 (declared, or by the default: a tie broken by id). Retargeting follows
+    RB p.20 (must deal damage if it can); without it, targets are declared before any damage and the strike is lost."""
+    a2 = {"id": "a2", "player": "red", "stats": {"attack": 1, "toughness": 9}}
+    if wish:
+        a2["melee_target"] = "d1"
     scene = scene_of([
         {"id": "a1", "player": "red", "stats": {"attack": 5, "toughness": 9}, "keywords": ["swift:attack"]},
-        {"id": "a2", "player": "red", "stats": {"attack": 1, "toughness": 9}, "melee_target": "d1"},
+        a2,
         {"id": "d1", "player": "blue", "stats": {"counter": 0, "toughness": 3}},
         {"id": "d2", "player": "blue", "stats": {"counter": 0, "toughness": 3}},
     ])
-    scene_a1 = scene  # a1 chooses by default: d1 (ties: first id)
     report = report_of([("a1", "d1"), ("a2", "d1"), ("a2", "d2")], [("E1", ["a1", "a2"], ["d1", "d2"])])
-    result = resolve_melee(scene_a1, report, settings=MeleeSettings(retarget_removed_target=retarget))
+    result = resolve_melee(scene, report, settings=MeleeSettings(retarget_removed_target=retarget))
+    assert [s[1:3] for s in strikes(result) if s[1] == "a1"] == [("a1", "d1")]
     assert [s[1:3] for s in strikes(result) if s[1] == "a2"] == expected
 
 
