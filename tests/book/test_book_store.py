@@ -211,3 +211,14 @@ def test_empty_file_becomes_a_new_book(tmp_path):
     with GameBook(path) as book:
         assert book.state()["started"] is False
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_two_books_on_one_file_see_each_others_changes(tmp_path):
+    path = tmp_path / "g.sqlite"
+    with GameBook(path) as one, GameBook(path) as two:
+        one.new_game(["orcs", "empire"])
+        two.set_tokens("a", player="orcs", damage=1)
+        one.set_tokens("a", damage=2)  # validated against the latest log, which includes two's change
+        assert two.state()["disks"][0]["damage"] == 2
+        assert two.undo(1)["disks"][0]["damage"] == 1
+        assert one.state()["disks"][0]["damage"] == 1
