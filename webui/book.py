@@ -509,14 +509,21 @@ class GameBook:
                 # when another process writes the same book.
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
-                    _, state = self._load()
-                    apply_event(json.loads(json.dumps(state)), kind, json.loads(json.dumps(data)))
+                    effective, state = self._load()
+                    new_state = apply_event(json.loads(json.dumps(state)), kind, json.loads(json.dumps(data)))
                 except BookError:
                     self._conn.execute("ROLLBACK")
                     raise
-                self._conn.execute("INSERT INTO events (at, kind, data, undoes) VALUES (?, ?, ?, NULL)",
-                                   (_utc_now(), kind, json.dumps(data, ensure_ascii=False, sort_keys=True)))
+                if kind == "new_game":
+                    new_state["events"] = 1
+                elif kind != "import_game":  # an import's fold counts its own events
+                    new_state["events"] = state["events"] + 1
+                at = _utc_now()
+                cur = self._conn.execute("INSERT INTO events (at, kind, data, undoes) VALUES (?, ?, ?, NULL)",
+                                         (at, kind, json.dumps(data, ensure_ascii=False, sort_keys=True)))
                 self._conn.execute("COMMIT")
+                # The fold advanced by one event: no need to replay the whole log on the next read.
+                self._cache = (cur.lastrowid, effective + [BookEvent(cur.lastrowid, at, kind, data)], new_state)
             except sqlite3.Error as exc:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")

@@ -222,3 +222,16 @@ def test_two_books_on_one_file_see_each_others_changes(tmp_path):
         assert two.state()["disks"][0]["damage"] == 2
         assert two.undo(1)["disks"][0]["damage"] == 1
         assert one.state()["disks"][0]["damage"] == 1
+
+
+def test_state_kept_after_each_change_equals_a_full_replay(tmp_path):
+    """The book advances its state event by event; reopening replays the whole log: both must agree."""
+    from book_game_script import game_script
+    path = tmp_path / "g.sqlite"
+    with GameBook(path) as book:
+        for kind, data in game_script():
+            live = book.change(kind, data)
+        book.undo(2)
+        live = book.state()
+    with GameBook(path) as again:
+        assert again.state() == live
