@@ -43,18 +43,21 @@ class DetectorConfig:
     canny_high: float = 70.0
     vote_min: float = 0.2               # accumulator peak, as a fraction of the rim, to become a candidate
     max_candidates_per_size: int = 120
-    edge_min: float = 14.0               # minimum colour step (0-255 units per px) for a rim point
-    rim_tolerance_px: float = 1.2        # a rim point supports the circle within this distance
+    edge_min: float = 8.0                # minimum colour step (0-255 units per px) for a rim point
+    ray_contrast: float = 1.0
+    min_alignment: float = 0.6           # share of the gradient energy along the ray at a rim point            # a rim point's step over the median step along its ray
+    rim_tolerance_px: float = 1.6        # a rim point supports the circle within this distance
     accept_strong: float = 0.55          # rim fraction accepted on its own
     accept_min: float = 0.27             # rim fraction accepted when the open part of the rim is consistent
     accept_min_history: float = 0.16     # same, for a disk the previous scene had here
     open_consistency: float = 0.55       # fraction of the open (not under an accepted disk) rim that must show
-    max_residual_px: float = 0.75        # RMS distance of the rim points to the fitted circle
+    radius_freedom_px: float = 1.2       # a mostly seen disk's radius may differ this much from its class
+    max_residual_px: float = 1.1        # RMS distance of the rim points to the fitted circle
     accept_on_top: float = 0.7           # rim fraction of a disk lying mostly on accepted disks
     ring_uniform_min: float = 0.3        # fraction of rim rays whose border ring has the disk's ring colour
     ring_uniform_on_top: float = 0.6
     ring_depth_mm: float = 2.5           # where the border ring is sampled, inside the rim
-    parallax_disk_height_mm: float = 0.0  # height of a disk's top above the felt (0: no parallax correction)
+    disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
 
     def __post_init__(self) -> None:
         if not 24 <= self.rays <= 720:
@@ -66,8 +69,8 @@ class DetectorConfig:
         for name in ("canny_low", "canny_high", "edge_min", "rim_tolerance_px", "max_residual_px", "ring_depth_mm"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0")
-        if self.parallax_disk_height_mm < 0:
-            raise ValueError("parallax_disk_height_mm must be >= 0")
+        if not 0 <= self.disk_thickness_mm <= 20:
+            raise ValueError("disk_thickness_mm must be within 0..20")
 
 
 DEFAULT_CONFIG = DetectorConfig()
@@ -150,16 +153,22 @@ class _Candidates:
     seed_z: list
 
 
-def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorConfig) -> tuple[np.ndarray, ...]:
+def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorConfig
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Vote peaks (x, y, size index) in full-resolution px, and the half-resolution gradient structure tensor."""
     half = cv2.resize(blur, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     h, w = half.shape[:2]
+    dx = cv2.Sobel(half, cv2.CV_16S, 1, 0, ksize=3)
+    dy = cv2.Sobel(half, cv2.CV_16S, 0, 1, ksize=3)
+    fx, fy = dx.astype(np.float32), dy.astype(np.float32)
+    if fx.ndim == 2:
+        fx, fy = fx[..., None], fy[..., None]
+    tensor = cv2.GaussianBlur(np.dstack([(fx * fx).sum(2), (fy * fy).sum(2), (fx * fy).sum(2)]), (5, 5), 1.0)
     edges = cv2.Canny(half, cfg.canny_low, cfg.canny_high, L2gradient=True)
     ys, xs = np.nonzero(edges)
     out_x, out_y, out_s = [], [], []
     if len(xs) == 0:
-        return np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
-    dx = cv2.Sobel(half, cv2.CV_16S, 1, 0, ksize=3)
-    dy = cv2.Sobel(half, cv2.CV_16S, 0, 1, ksize=3)
+        return np.zeros(0), np.zeros(0), np.zeros(0, np.int64), tensor
     gx = dx[ys, xs].astype(np.float32)
     gy = dy[ys, xs].astype(np.float32)
     if gx.ndim == 2:  # colour: the channel with the strongest gradient decides the direction
@@ -188,20 +197,23 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
         out_x.append(px * 2.0 + 0.5)
         out_y.append(py * 2.0 + 0.5)
         out_s.append(np.full(len(px), si, np.int64))
-    return np.concatenate(out_x), np.concatenate(out_y), np.concatenate(out_s)
+    return np.concatenate(out_x), np.concatenate(out_y), np.concatenate(out_s), tensor
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Step 2: rim profiles, sub-pixel edge points, robust centre fit.
 
-_OFFSETS = np.arange(-4.0, 4.01, 0.5, dtype=np.float32)  # radial sample offsets, px
-_MID = (_OFFSETS[:-1] + _OFFSETS[1:]) / 2.0
+_OFFSETS = np.arange(-5.0, 5.01, 0.5, dtype=np.float32)  # radial sample offsets, px
+_MID = _OFFSETS[2:-2]                                      # where the colour step is measured (+-1 px baseline)
 
 
 def _sample(img: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """Bilinear samples of `img` at float coordinates of any shape (..., ) -> (..., channels)."""
     shape = X.shape
     n = X.size
+    if n == 0:
+        ch = 1 if img.ndim == 2 else img.shape[2]
+        return np.zeros((*shape, ch), np.float32)
     width = 2048
     rows = (n + width - 1) // width
     pad = rows * width - n
@@ -214,38 +226,43 @@ def _sample(img: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 def _rim_points(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, angles: np.ndarray,
                 window: float, cfg: DetectorConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Edge radius (offset from r, px) and strength on every ray; NaN where no edge within `window`."""
+    """Edge radius (offset from r, px) and contrast on every ray; NaN where no clear edge within `window`."""
     ca, sa = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
     rr = r[:, None, None].astype(np.float32) + _OFFSETS[None, None, :]
     X = cx[:, None, None].astype(np.float32) + rr * ca[None, :, None]
     Y = cy[:, None, None].astype(np.float32) + rr * sa[None, :, None]
     prof = _sample(img, X, Y)                                   # (M, K, D, C)
-    step = np.diff(prof, axis=2)                                # (M, K, D-1, C), per 0.5 px
-    strength = np.sqrt((step * step).sum(axis=3)) * 2.0         # colour units per px
-    # On each ray take the local maximum of the colour step nearest the expected radius (the border ring's
-    # inner edge or art may be stronger, but lie further in).
+    step = prof[:, :, 4:, :] - prof[:, :, :-4, :]               # (M, K, D-4, C), over 2 px
+    strength = np.sqrt((step * step).sum(axis=3)) * 0.5         # colour units per px
+    # On each ray take the outermost clear local maximum of the colour step within the window (a step at least
+    # half as strong as the strongest there): the silhouette against what lies around the disk. The printed
+    # outline, the cut edge and the border ring's bevel give a second step just inside, which is not the rim.
     inside = np.abs(_MID) <= window
     left = np.concatenate([np.full(strength.shape[:2] + (1,), -1.0, strength.dtype), strength[..., :-1]], axis=2)
     right = np.concatenate([strength[..., 1:], np.full(strength.shape[:2] + (1,), -1.0, strength.dtype)], axis=2)
     is_peak = (strength >= left) & (strength > right) & (strength >= cfg.edge_min) & inside[None, None, :]
-    cost = np.where(is_peak, np.abs(_MID)[None, None, :] - 1e-3 * strength, np.inf)
-    j = np.argmin(cost, axis=2)                                 # (M, K)
     s_masked = np.where(is_peak, strength, 0.0)
+    strongest = s_masked.max(axis=2, keepdims=True)
+    clear = is_peak & (s_masked >= 0.5 * strongest)
+    j = len(_MID) - 1 - np.argmax(clear[..., ::-1], axis=2)     # (M, K): last clear peak
     peak = np.take_along_axis(s_masked, j[..., None], axis=2)[..., 0]
-    jl = np.clip(j - 1, 0, len(_MID) - 1)
-    jr = np.clip(j + 1, 0, len(_MID) - 1)
-    sl = np.take_along_axis(strength, jl[..., None], axis=2)[..., 0]
-    sr = np.take_along_axis(strength, jr[..., None], axis=2)[..., 0]
-    denom = sl - 2.0 * peak + sr
-    frac = 0.5 * (sl - sr) / np.where(np.abs(denom) > 1e-6, denom, np.inf)
-    frac = np.clip(frac, -0.5, 0.5)
-    offset = _MID[j] + frac * 0.5
-    offset = np.where(peak >= cfg.edge_min, offset, np.nan)
-    return offset.astype(np.float64), peak.astype(np.float64), prof
+    # Contrast against the ray's own texture: a rim is one clear step, textured art or gravel has steps anywhere.
+    contrast = peak / (np.partition(strength, 4, axis=2)[..., 4] + 2.0)
+    # Sub-pixel: centroid of the step strength above half the peak within +-1 px of it. A step edge gives its
+    # own peak; a thin dark outline (two opposite steps) gives the line's middle.
+    D1 = len(_MID)
+    idx = np.clip(j[..., None] + np.arange(-2, 3)[None, None, :], 0, D1 - 1)
+    sw = np.take_along_axis(strength, idx, axis=2)
+    wgt = np.clip(sw - 0.5 * peak[..., None], 0.0, None)
+    pos = _MID[idx]
+    offset = (wgt * pos).sum(2) / np.maximum(wgt.sum(2), 1e-6)
+    offset = np.where((peak >= cfg.edge_min) & (contrast >= cfg.ray_contrast), offset, np.nan)
+    return offset.astype(np.float64), contrast.astype(np.float64), prof
 
 
 def _fit_centres(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, offset: np.ndarray, angles: np.ndarray,
-                 iterations: int = 4, scale: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
+                 iterations: int = 4, scale: float = 1.5, ray_w: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Robust (Tukey) least squares for the centre with the radius fixed; returns refined cx, cy."""
     ca, sa = np.cos(angles), np.sin(angles)
     valid = np.isfinite(offset)
@@ -260,6 +277,8 @@ def _fit_centres(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, offset: np.ndarr
         e = d - r[:, None]
         u = np.clip(e / (scale * 2.0), -1.0, 1.0)
         wgt = np.where(valid & (np.abs(e) < scale * 2.0), (1 - u * u) ** 2, 0.0)
+        if ray_w is not None:
+            wgt = wgt * ray_w
         jx, jy = -dx / d, -dy / d
         a11 = (wgt * jx * jx).sum(1) + 1e-6
         a12 = (wgt * jx * jy).sum(1)
@@ -277,6 +296,39 @@ def _fit_centres(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, offset: np.ndarr
     return x, y
 
 
+def _fit_circles(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, offset: np.ndarray, angles: np.ndarray,
+                 iterations: int = 5, scale: float = 2.0, r_range: tuple[float, float] = (-2.5, 1.5),
+                 ray_w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Robust least squares for centre and radius (the radius kept within `r_range` of r)."""
+    ca, sa = np.cos(angles), np.sin(angles)
+    valid = np.isfinite(offset)
+    rho = np.where(valid, r[:, None] + np.nan_to_num(offset), 0.0)
+    px = cx[:, None] + rho * ca[None, :]
+    py = cy[:, None] + rho * sa[None, :]
+    x, y, q = cx.astype(np.float64).copy(), cy.astype(np.float64).copy(), r.astype(np.float64).copy()
+    for _ in range(iterations):
+        dx = px - x[:, None]
+        dy = py - y[:, None]
+        d = np.sqrt(dx * dx + dy * dy) + 1e-9
+        e = d - q[:, None]
+        u = np.clip(e / (scale * 2.0), -1.0, 1.0)
+        w = np.where(valid & (np.abs(e) < scale * 2.0), (1 - u * u) ** 2, 0.0)
+        if ray_w is not None:
+            w = w * ray_w
+        J = np.stack([-dx / d, -dy / d, -np.ones_like(d)], axis=2)          # (M, K, 3)
+        A = np.einsum("mki,mkj,mk->mij", J, J, w) + np.eye(3)[None] * 1e-6
+        b = np.einsum("mki,mk,mk->mi", J, w, e)
+        ok = w.sum(1) >= 8
+        A[~ok] = np.eye(3)
+        b[~ok] = 0.0
+        step = -np.linalg.solve(A, b[..., None])[..., 0]
+        step = np.clip(step, -3.0, 3.0)
+        x += step[:, 0]
+        y += step[:, 1]
+        q = np.clip(q + step[:, 2], r + r_range[0], r + r_range[1])
+    return x, y, q
+
+
 @dataclass
 class _Verified:
     cx: np.ndarray
@@ -292,17 +344,118 @@ class _Verified:
     ring_uniform: np.ndarray   # (M,) fraction of supported rays whose border-ring colour matches the median
     seed_id: list = field(default_factory=list)
     seed_z: list = field(default_factory=list)
+    shadow: Shadow | None = None
+
+
+@dataclass(frozen=True)
+class Shadow:
+    """The frame's cast-shadow direction (one light): rim rays facing it see the shadow's edge, not the disk's."""
+
+    direction_rad: float
+    strength: float        # 0..1, how one-sided the darkening around lone disks is
+    half_width_rad: float = math.radians(75.0)
+
+    def shadowed(self, angles: np.ndarray) -> np.ndarray:
+        return np.cos(angles - self.direction_rad) > math.cos(self.half_width_rad)
+
+    def fit_weights(self, angles: np.ndarray) -> np.ndarray:
+        return np.where(self.shadowed(angles), 0.0, 1.0)[None, :]
+
+
+def _shadow_direction(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, min_strength: float = 0.3
+                      ) -> Shadow | None:
+    """Where the felt next to lone disks is darker than the felt further out, summed over disks."""
+    if len(cx) == 0:
+        return None
+    K = 48
+    ang = np.arange(K) * (2.0 * math.pi / K)
+    gray = img.mean(axis=2, keepdims=True) if img.ndim == 3 else img[..., None]
+
+    def ring(k0: float, k1: float) -> np.ndarray:
+        vals = []
+        for k in np.linspace(k0, k1, 3):
+            rr = (r + k)[:, None]
+            vals.append(_sample(gray, cx[:, None] + rr * np.cos(ang), cy[:, None] + rr * np.sin(ang))[..., 0])
+        return np.mean(vals, axis=0)
+
+    dark = ring(9.0, 13.0) - ring(1.5, 4.5)                   # (M, K), > 0 where darker near the disk
+    dark = np.clip(dark - np.median(dark, axis=1, keepdims=True), 0.0, None)
+    vx = float((dark * np.cos(ang)).sum())
+    vy = float((dark * np.sin(ang)).sum())
+    total = float(dark.sum())
+    if total <= 1e-6:
+        return None
+    strength = math.hypot(vx, vy) / total
+    if strength < min_strength:
+        return None
+    return Shadow(math.atan2(vy, vx), strength)
+
+
+def _lone(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, gap: float = 8.0) -> np.ndarray:
+    d = np.hypot(cx[:, None] - cx[None, :], cy[:, None] - cy[None, :])
+    near = d < (r[:, None] + r[None, :] + gap)
+    np.fill_diagonal(near, False)
+    return ~near.any(1)
+
+
+def _alignment(tensor: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, off: np.ndarray,
+               angles: np.ndarray) -> np.ndarray:
+    """Share of the local gradient energy that points along each ray at its rim point (1: a clean radial edge,
+    about 0.5: texture, 0: an edge along the ray). The tensor is at half resolution."""
+    ca, sa = np.cos(angles)[None, :], np.sin(angles)[None, :]
+    rho = r[:, None] + np.nan_to_num(off)
+    X = (cx[:, None] + rho * ca - 0.5) * 0.5
+    Y = (cy[:, None] + rho * sa - 0.5) * 0.5
+    t = _sample(tensor, X, Y)
+    gxx, gyy, gxy = t[..., 0], t[..., 1], t[..., 2]
+    along = gxx * ca * ca + gyy * sa * sa + 2.0 * gxy * ca * sa
+    return along / np.maximum(gxx + gyy, 1e-6)
+
+
+def _support(off: np.ndarray, angles: np.ndarray, shadow: Shadow | None, tol: float,
+             aligned: np.ndarray | None = None) -> np.ndarray:
+    """Rays whose edge lies on the circle; on the shadow side the shadow's edge a little further out counts too."""
+    o = np.nan_to_num(off, nan=99.0)
+    ok = np.abs(o) <= tol
+    if shadow is not None:
+        ok |= shadow.shadowed(angles)[None, :] & (o >= -tol) & (o <= tol + 3.0)
+    if aligned is not None:
+        ok &= aligned
+    return ok
 
 
 def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: int, cfg: DetectorConfig,
-             passes: tuple[tuple[float, int, float], ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Alternate rim measurement and centre fit; passes are (window, fit iterations, Tukey scale)."""
+             passes: tuple[tuple[float, int, float], ...], shadow: "Shadow | None" = None, r_free: float = 0.0
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Alternate rim measurement and centre fit; passes are (window, fit iterations, Tukey scale).
+
+    With `r_free` > 0 the radius of a disk whose rim is mostly seen may move that far from `r` (a disk's
+    silhouette varies a little: its cut edge shows on the side facing the camera); a disk seen only in part
+    keeps `r`, so its centre is not pulled by a radius the visible arc cannot pin down.
+    """
     angles = np.arange(K) * (2.0 * math.pi / K)
+    ray_w = None if shadow is None else shadow.fit_weights(angles)
+    rr = r.astype(np.float64).copy()
     for window, iters, scale in passes:
-        off, _, _ = _rim_points(img, cx, cy, r, angles, window, cfg)
-        cx, cy = _fit_centres(cx, cy, r, off, angles, iterations=iters, scale=scale)
-    off, _, _ = _rim_points(img, cx, cy, r, angles, 2.0, cfg)
-    return cx, cy, off, angles
+        off, _, _ = _rim_points(img, cx, cy, rr, angles, window, cfg)
+        fx, fy = _fit_centres(cx, cy, rr, off, angles, iterations=iters, scale=scale, ray_w=ray_w)
+        if r_free > 0:
+            seen = np.isfinite(off) if ray_w is None else np.isfinite(off) & (ray_w > 0)
+            full = seen.sum(1) >= 0.55 * (K if ray_w is None else float((ray_w > 0).sum()))
+            if full.any():
+                gx, gy, gr = _fit_circles(cx[full], cy[full], r[full], off[full] + (rr - r)[full, None], angles,
+                                          iterations=iters, scale=scale, r_range=(-r_free, r_free), ray_w=ray_w)
+                fx[full], fy[full], rr[full] = gx, gy, gr
+        cx, cy = fx, fy
+    off, _, _ = _rim_points(img, cx, cy, rr, angles, 2.0, cfg)
+    return cx, cy, off, angles, rr
+
+
+def _residual(off: np.ndarray, support: np.ndarray, angles: np.ndarray, shadow: "Shadow | None") -> np.ndarray:
+    """RMS distance of the supporting rim points to the circle (the shadow side left out)."""
+    use = support if shadow is None else support & ~shadow.shadowed(angles)[None, :]
+    n = use.sum(1)
+    return np.sqrt(np.where(use, np.nan_to_num(off) ** 2, 0.0).sum(1) / np.maximum(n, 1))
 
 
 def _ring_samples(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, angles: np.ndarray,
@@ -323,13 +476,47 @@ def _ring_uniformity(ring: np.ndarray, support: np.ndarray, match: float = 38.0)
     return np.where(support.sum(1) >= 4, inl.sum(1) / np.maximum(support.sum(1), 1), 0.0)
 
 
-def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: DetectorConfig, K: int) -> _Verified:
-    """Coarse check of every candidate on K rays: fitted centre, supporting rays, ring; copies merged."""
-    r = radii[cand.size_idx]
+def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: DetectorConfig, K: int,
+            ppm: float = 1.0, tensor: np.ndarray | None = None) -> _Verified:
+    """Coarse check of every candidate on K rays: fitted centre, supporting rays, ring; copies merged.
+
+    The rim as seen lies a little inside or outside the nominal radius (blur, the dark cut edge, the printed
+    bevel, the disk's height): the first pass fits the radius too, and the median offset of the clearly
+    supported candidates of each size class (or of all classes) is then used for every candidate.
+    """
+    r0 = radii[cand.size_idx]
     cx, cy = cand.cx.astype(np.float64), cand.cy.astype(np.float64)
     seeded = np.array([s is not None for s in cand.seed_id], bool)
-    cx, cy, off, angles = _measure(img, cx, cy, r, K, cfg, ((3.0, 4, 2.0), (2.5, 3, 1.0)))
-    support = np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px)
+    angles = np.arange(K) * (2.0 * math.pi / K)
+    off, _, _ = _rim_points(img, cx, cy, r0, angles, 3.5, cfg)
+    cx, cy, rf = _fit_circles(cx, cy, r0, off, angles)
+    off, _, _ = _rim_points(img, cx, cy, rf, angles, 2.0, cfg)
+    good = (np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)).mean(1) >= 0.6
+    # A larger disk's printed inner ring looks like a smaller disk at its centre: keep those out.
+    g = np.nonzero(good)[0]
+    if len(g):
+        conc = (np.hypot(cx[g][:, None] - cx[g][None, :], cy[g][:, None] - cy[g][None, :]) < 4.0) & \
+            (cand.size_idx[g][:, None] < cand.size_idx[g][None, :])
+        good[g[conc.any(1)]] = False
+        g = np.nonzero(good)[0]
+    shadow = None
+    if len(g):
+        lone = g[_lone(cx[g], cy[g], rf[g])]
+        shadow = _shadow_direction(img, cx[lone], cy[lone], rf[lone])
+    if shadow is not None and len(g):
+        # Refit the clear candidates away from their shadow side before measuring the radius offset.
+        off_g, _, _ = _rim_points(img, cx[g], cy[g], rf[g], angles, 2.5, cfg)
+        cx[g], cy[g], rf[g] = _fit_circles(cx[g], cy[g], rf[g], off_g, angles, ray_w=shadow.fit_weights(angles))
+    delta_all = float(np.median((rf - r0)[good])) if good.sum() >= 3 else 0.0
+    delta = np.zeros(len(radii))
+    for k in range(len(radii)):
+        sel = good & (cand.size_idx == k)
+        delta[k] = float(np.median((rf - r0)[sel])) if sel.sum() >= 3 else delta_all
+    r = r0 + delta[cand.size_idx]
+    cx, cy, off, angles, r = _measure(img, cx, cy, r, K, cfg, ((2.5, 3, 1.0), (2.0, 2, 1.0)), shadow,
+                                      cfg.radius_freedom_px)
+    aligned = None if tensor is None else _alignment(tensor, cx, cy, r, off, angles) >= cfg.min_alignment
+    support = _support(off, angles, shadow, cfg.rim_tolerance_px, aligned)
     frac = support.mean(1)
     keep = frac >= np.where(seeded, 0.8 * cfg.accept_min_history, 0.8 * cfg.accept_min)
     # The same disk found from two peaks: keep the better-supported copy (and the seed id of either).
@@ -339,7 +526,8 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     same = ((cand.size_idx[idx][:, None] == cand.size_idx[idx][None, :]) &
             ((cx[idx][:, None] - cx[idx][None, :]) ** 2 + (cy[idx][:, None] - cy[idx][None, :]) ** 2 < 6.0))
     earlier = np.tril(same, k=-1)           # earlier[i, j]: j ranks before i and is the same disk
-    first = np.where(earlier.any(1), np.argmax(earlier, axis=1), -1)
+    first = (np.where(earlier.any(1), np.argmax(earlier, axis=1), -1) if len(idx)
+             else np.zeros(0, np.int64))
     chosen = [int(idx[k]) for k in range(len(idx)) if first[k] < 0]
     for k in np.nonzero(first >= 0)[0]:
         i, j = int(idx[k]), int(idx[first[k]])
@@ -347,15 +535,14 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
             seed_id[j], seed_z[j] = seed_id[i], seed_z[i]
     sel = np.array(sorted(chosen), dtype=np.int64)
     cx, cy, r, off, support = cx[sel], cy[sel], r[sel], off[sel], support[sel]
+    ring_depth = cfg.ring_depth_mm * ppm
     ca, sa = np.cos(angles), np.sin(angles)
     rho = r[:, None] + np.nan_to_num(off)
-    n = support.sum(1)
-    resid = np.sqrt(np.where(support, np.nan_to_num(off) ** 2, 0.0).sum(1) / np.maximum(n, 1))
-    ring = _ring_samples(img, cx, cy, r, angles, cfg.ring_depth_mm * (r.mean() / max(radii.mean(), 1e-9)) *
-                         (radii.mean() / max(radii.mean(), 1e-9)))
+    resid = _residual(off, support, angles, shadow)
+    ring = _ring_samples(img, cx, cy, r, angles, ring_depth)
     return _Verified(cx, cy, r, cand.size_idx[sel], support, cx[:, None] + rho * ca, cy[:, None] + rho * sa,
                      cx[:, None] + r[:, None] * ca, cy[:, None] + r[:, None] * sa, resid,
-                     _ring_uniformity(ring, support), [seed_id[i] for i in sel], [seed_z[i] for i in sel])
+                     _ring_uniformity(ring, support), [seed_id[i] for i in sel], [seed_z[i] for i in sel], shadow)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -418,7 +605,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     cfg = config
     blur = cv2.GaussianBlur(rect, (5, 5), 1.0)
     radii = np.array([sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES], dtype=np.float64)
-    vx, vy, vs = _vote_candidates(blur, radii, cfg)
+    vx, vy, vs, tensor = _vote_candidates(blur, radii, cfg)
     seed_id: list = [None] * len(vx)
     seed_z: list = [None] * len(vx)
     if seeds:
@@ -431,7 +618,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     if len(vx) == 0:
         return []
     img = blur.astype(np.float32)
-    v = _verify(img, _Candidates(vx, vy, vs, seed_id, seed_z), radii, cfg, cfg.screen_rays)
+    v = _verify(img, _Candidates(vx, vy, vs, seed_id, seed_z), radii, cfg, cfg.screen_rays, px_per_mm_, tensor)
     if len(v.cx) == 0:
         return []
     accepted = _accept(v, cfg)
@@ -441,10 +628,10 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     acc = np.array(accepted)
     K = cfg.rays
     cx, cy, r = v.cx[acc], v.cy[acc], v.r[acc]
-    cx, cy, off, angles = _measure(img, cx, cy, r, K, cfg, ((2.0, 4, 1.0),))
-    support = np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px)
-    n = support.sum(1)
-    resid = np.sqrt(np.where(support, np.nan_to_num(off) ** 2, 0.0).sum(1) / np.maximum(n, 1))
+    cx, cy, off, angles, r = _measure(img, cx, cy, r, K, cfg, ((2.0, 4, 1.0),), v.shadow, cfg.radius_freedom_px)
+    aligned = _alignment(tensor, cx, cy, r, off, angles) >= cfg.min_alignment
+    support = _support(off, angles, v.shadow, cfg.rim_tolerance_px, aligned)
+    resid = _residual(off, support, angles, v.shadow)
     ring = _ring_samples(img, cx, cy, r, angles, cfg.ring_depth_mm * px_per_mm_)
     uniform = _ring_uniformity(ring, support)
     nx = cx[:, None] + r[:, None] * np.cos(angles)
@@ -485,11 +672,28 @@ def _seeds_from(previous: Scene | None, calibration: Any, sizes: DiskSizes) -> l
     return seeds
 
 
+def disk_centres_mm(fits: Sequence[DiskFit], z: Sequence[int], calibration: Any,
+                    disk_thickness_mm: float = DEFAULT_CONFIG.disk_thickness_mm) -> np.ndarray:
+    """Table mm of the fits' centres, corrected for the parallax of each disk's top ((z + 1) thicknesses up)."""
+    if not fits:
+        return np.zeros((0, 2))
+    centres = rect_to_table(calibration, np.array([[f.cx, f.cy] for f in fits]))
+    if disk_thickness_mm > 0:
+        from vision.parallax import camera_position
+
+        cam = camera_position(calibration)
+        if cam is not None:
+            heights = (np.asarray(z, np.float64) + 1.0) * disk_thickness_mm
+            centres = cam.correct(centres, heights)
+    return centres
+
+
 def fits_to_scene(fits: Sequence[DiskFit], z: Sequence[int], calibration: Any, sizes: DiskSizes,
                   previous: Scene | None = None, uncertain_pairs: Sequence[tuple[int, int]] = (),
-                  confidences: Sequence[float] | None = None) -> Scene:
+                  confidences: Sequence[float] | None = None,
+                  disk_thickness_mm: float = DEFAULT_CONFIG.disk_thickness_mm) -> Scene:
     """Build the Scene (table mm) from fits in rectified px; ids continue the previous scene where seeded."""
-    centres = rect_to_table(calibration, np.array([[f.cx, f.cy] for f in fits])) if fits else np.zeros((0, 2))
+    centres = disk_centres_mm(fits, z, calibration, disk_thickness_mm)
     used = {f.seed_id for f in fits if f.seed_id is not None}
     taken = set(used)
     if previous is not None:
@@ -534,9 +738,12 @@ def detect_frame(frame_bgr: Any, calibration: Any, diameters_mm: Any = None, pre
     """
     from vision.stacking import order_stacks
 
+    if diameters_mm is None and getattr(calibration, "disk_diameters_mm", None):
+        diameters_mm = calibration.disk_diameters_mm  # measured at calibration
     sizes = DiskSizes.coerce(diameters_mm)
     rect = rectified_frame(frame_bgr, calibration)
     ppm = px_per_mm(calibration)
     fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config)
     order = order_stacks(rect, fits, px_per_mm_=ppm)
-    return fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences)
+    return fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
+                         config.disk_thickness_mm)

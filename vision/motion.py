@@ -1,0 +1,122 @@
+"""Motion gate: is the table still, and has anything changed since the last committed scene?
+
+Works on a small rectified image (a few px per cm): the difference to the previous small frame says whether
+something is moving now; skin-coloured blobs that the last committed frame did not have say a hand rests over the
+table; the difference to the committed frame says whether the scene changed. A new scene is committed only after
+the table has been still (no motion, no hand) for `still_s`; while busy the last stable scene is served. When the
+still table equals the committed frame nothing else runs: the fast path costs a downscale and a few differences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+
+@dataclass(frozen=True)
+class MotionConfig:
+    """Thresholds of the motion gate (image levels are 0-255; areas in mm² on the table)."""
+
+    px_per_mm: float = 0.25          # scale of the gate's small rectified image
+    still_s: float = 0.6             # the table must be still this long before a scene is committed
+    pixel_threshold: float = 14.0    # per-pixel change (max over channels, after a light blur) that counts
+    motion_area_mm2: float = 400.0   # changed area between consecutive frames that means "moving"
+    change_area_mm2: float = 150.0   # changed area against the committed frame that means "the scene changed"
+    hand_area_mm2: float = 2500.0    # a new skin-coloured blob this large is a hand over the table
+    refresh_s: float = 0.0           # re-detect a still, unchanged table this often anyway (0: never)
+
+    def __post_init__(self) -> None:
+        if not 0.05 <= self.px_per_mm <= 1.0:
+            raise ValueError("px_per_mm must be within 0.05..1")
+        for name in ("still_s", "refresh_s"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+        for name in ("pixel_threshold", "motion_area_mm2", "change_area_mm2", "hand_area_mm2"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0")
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    busy: bool             # motion or a hand: hold the last stable scene
+    run_detection: bool    # still long enough and changed (or never detected): detect and commit
+    reason: str            # "moving", "hand", "settling", "changed", "first", "refresh", "unchanged"
+    motion_mm2: float      # area changed since the previous frame
+    changed_mm2: float     # area changed since the committed frame
+    hand: bool
+
+
+def skin_mask(small_bgr: np.ndarray) -> np.ndarray:
+    """Skin-like pixels (YCrCb box that covers light to dark skin under white light)."""
+    ycc = cv2.cvtColor(small_bgr, cv2.COLOR_BGR2YCrCb)
+    return cv2.inRange(ycc, (40, 135, 80), (250, 178, 130)) > 0
+
+
+class MotionGate:
+    """Feed every small rectified frame to `update`; call `committed` with the frame a scene was taken from."""
+
+    def __init__(self, config: MotionConfig | None = None):
+        self.config = config or MotionConfig()
+        self._prev: np.ndarray | None = None
+        self._ref: np.ndarray | None = None
+        self._ref_skin: np.ndarray | None = None
+        self._still_since: float | None = None
+        self._last_commit_t: float | None = None
+
+    def reset(self) -> None:
+        self._prev = self._ref = self._ref_skin = None
+        self._still_since = self._last_commit_t = None
+
+    def _prep(self, small_bgr: np.ndarray) -> np.ndarray:
+        return cv2.GaussianBlur(small_bgr, (3, 3), 0).astype(np.int16)
+
+    def _area(self, mask: np.ndarray) -> float:
+        ppm = self.config.px_per_mm
+        return float(np.count_nonzero(mask)) / (ppm * ppm)
+
+    def update(self, small_bgr: np.ndarray, t: float) -> GateDecision:
+        cfg = self.config
+        cur = self._prep(small_bgr)
+        if self._prev is None or self._prev.shape != cur.shape:
+            self._prev = cur
+            self._still_since = t
+            motion = 0.0
+        else:
+            diff = np.abs(cur - self._prev).max(axis=2) > cfg.pixel_threshold
+            # Isolated pixels are noise or JPEG; motion is a connected patch.
+            diff = cv2.morphologyEx(diff.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
+            motion = self._area(diff)
+            self._prev = cur
+        skin = skin_mask(small_bgr)
+        if self._ref_skin is not None and self._ref_skin.shape == skin.shape:
+            skin &= ~self._ref_skin
+        hand = self._area(cv2.morphologyEx(skin.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))) \
+            >= cfg.hand_area_mm2
+        if self._ref is not None and self._ref.shape == cur.shape:
+            ch = np.abs(cur - self._ref).max(axis=2) > cfg.pixel_threshold
+            ch = cv2.morphologyEx(ch.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
+            changed = self._area(ch)
+        else:
+            changed = float("inf")
+        if motion >= cfg.motion_area_mm2 or hand:
+            self._still_since = None
+            return GateDecision(True, False, "hand" if hand else "moving", motion, changed, hand)
+        if self._still_since is None:
+            self._still_since = t
+        if t - self._still_since < cfg.still_s:
+            return GateDecision(True, False, "settling", motion, changed, hand)
+        if self._ref is None:
+            return GateDecision(False, True, "first", motion, changed, hand)
+        if changed >= cfg.change_area_mm2:
+            return GateDecision(False, True, "changed", motion, changed, hand)
+        if cfg.refresh_s and self._last_commit_t is not None and t - self._last_commit_t >= cfg.refresh_s:
+            return GateDecision(False, True, "refresh", motion, changed, hand)
+        return GateDecision(False, False, "unchanged", motion, changed, hand)
+
+    def committed(self, small_bgr: np.ndarray, t: float) -> None:
+        """The scene was (re)detected from this frame: it is the new reference."""
+        self._ref = self._prep(small_bgr)
+        self._ref_skin = skin_mask(small_bgr)
+        self._last_commit_t = t
