@@ -50,6 +50,9 @@ def _detector(dictionary: str, fast: bool = False) -> "cv2.aruco.ArucoDetector":
         params.cornerRefinementMinAccuracy = 0.01
         # Ruler tags are small at 1080p (~20 px): allow markers down to ~1.5% of the image's long side.
         params.minMarkerPerimeterRate = 0.015
+        # Read the bits from a finer grid, away from cell borders: small, slightly blurred tags decode reliably.
+        params.perspectiveRemovePixelPerCell = 8
+        params.perspectiveRemoveIgnoredMarginPerCell = 0.2
         if fast:
             # One adaptive-threshold window instead of three: ~2.5x faster, enough for the per-frame re-check
             # of markers already known to be there (the full detector is the fallback).

@@ -31,7 +31,7 @@ def mapping_error(cal: TableCalibration, cam, rvec, tvec, layout=None) -> np.nda
 @pytest.mark.parametrize("seed", [101, 102, 103])
 def test_mapping_error_with_calibrated_lens_is_sub_millimetre(seed):
     frame, cam, rvec, tvec, _ = table_scene(seed)
-    bcam, photos = board_set(100)
+    bcam, photos = board_set(101)
     intr = calibrate_camera_images([(str(i), p) for i, p in enumerate(photos)],
                                    BoardSpec("chessboard", 9, 6, 30.0)).intrinsics
     cal = calibrate_table(frame, intr)
