@@ -211,34 +211,48 @@ def segments_clear(p: np.ndarray, q: np.ndarray, obs: Obstacles, active: np.ndar
     p = np.atleast_2d(np.asarray(p, float))
     q = np.atleast_2d(np.asarray(q, float))
     n = len(p)
+    clear = np.ones(n, bool)
     if obs.count == 0 or n == 0:
-        return np.ones(n, bool)
+        return clear
     if active is None:
         active = np.ones((n, obs.count), bool)
+    # only obstacles whose bounding box meets the segment's can be crossed
+    lo = np.minimum(p, q) - GRAZE_EPS
+    hi = np.maximum(p, q) + GRAZE_EPS
+    act = active & np.all(obs.hi[None] >= lo[:, None], axis=2) & np.all(obs.lo[None] <= hi[:, None], axis=2)
+    rows = np.flatnonzero(act.any(axis=1))
+    if len(rows):
+        clear[rows] = ~_segments_blocked(p[rows], q[rows], obs, act[rows])
+    return clear
+
+
+def _segments_blocked(p: np.ndarray, q: np.ndarray, obs: Obstacles, active: np.ndarray) -> np.ndarray:
     d = q - p
     length = np.hypot(d[:, 0], d[:, 1])
-    safe = np.maximum(length, 1e-300)
-    du = d / safe[:, None]
+    du = d / np.maximum(length, 1e-300)[:, None]
     edge_on = active[:, obs.edge_poly]
 
     # 1. proper crossings of an edge: both ends of each strictly on opposite sides of the other
-    s1 = _cross(du[:, None, :], obs.u[None] - p[:, None, :])
-    s2 = _cross(du[:, None, :], obs.w[None] - p[:, None, :])
-    s3 = _cross(obs.eu[None], p[:, None, :] - obs.u[None])
-    s4 = _cross(obs.eu[None], q[:, None, :] - obs.u[None])
+    rel_u = obs.u[None] - p[:, None, :]
+    s1 = _cross(du[:, None, :], rel_u)
+    s2 = s1 + _cross(du[:, None, :], (obs.w - obs.u)[None])
+    s3 = -_cross(obs.eu[None], rel_u)
+    s4 = s3 + _cross(obs.eu[None], d[:, None, :])
     proper = (((s1 > GRAZE_EPS) & (s2 < -GRAZE_EPS)) | ((s1 < -GRAZE_EPS) & (s2 > GRAZE_EPS))) & (
         ((s3 > GRAZE_EPS) & (s4 < -GRAZE_EPS)) | ((s3 < -GRAZE_EPS) & (s4 > GRAZE_EPS)))
     blocked = np.any(proper & edge_on, axis=1)
 
     # 2. through a vertex into the interior (s1 is the signed distance of every vertex from the segment's line)
-    tv = np.einsum("nvj,nj->nv", obs.verts[None] - p[:, None, :], du)
-    touch = (np.abs(s1) <= GRAZE_EPS) & (tv >= -GRAZE_EPS) & (tv <= length[:, None] + GRAZE_EPS) & edge_on
-    if np.any(touch):
-        rows = np.flatnonzero(np.any(touch, axis=1) & ~blocked)
+    near_line = (np.abs(s1) <= GRAZE_EPS) & edge_on
+    if np.any(near_line):
+        rows = np.flatnonzero(np.any(near_line, axis=1) & ~blocked)
         if len(rows):
-            fwd = _direction_enters(obs, du[rows]) & (tv[rows] < length[rows, None] - GRAZE_EPS)
-            bwd = _direction_enters(obs, -du[rows]) & (tv[rows] > GRAZE_EPS)
-            blocked[rows] |= np.any(touch[rows] & (fwd | bwd), axis=1)
+            tv = np.einsum("nvj,nj->nv", rel_u[rows], du[rows])
+            ln = length[rows, None]
+            touch = near_line[rows] & (tv >= -GRAZE_EPS) & (tv <= ln + GRAZE_EPS)
+            fwd = _direction_enters(obs, du[rows]) & (tv < ln - GRAZE_EPS)
+            bwd = _direction_enters(obs, -du[rows]) & (tv > GRAZE_EPS)
+            blocked[rows] |= np.any(touch & (fwd | bwd), axis=1)
 
     # 3. wholly inside (no boundary crossing at all): the midpoint strictly inside an active polygon
     rows = np.flatnonzero(~blocked)
@@ -250,11 +264,13 @@ def segments_clear(p: np.ndarray, q: np.ndarray, obs: Obstacles, active: np.ndar
         with np.errstate(divide="ignore", invalid="ignore"):
             xc = obs.u[None, :, 0] + (my - uy) * (obs.w[None, :, 0] - obs.u[None, :, 0]) / (wy - uy)
         hits = (straddle & (m[:, None, 0] < xc)).astype(np.int64)
-        parity = np.add.reduceat(hits, obs.starts, axis=1) % 2 == 1
-        dist = np.minimum.reduceat(_point_segment_distance(m, obs.u, obs.w), obs.starts, axis=1)
-        inside = parity & (dist > GRAZE_EPS) & active[rows]
-        blocked[rows] |= np.any(inside, axis=1)
-    return ~blocked
+        parity = (np.add.reduceat(hits, obs.starts, axis=1) % 2 == 1) & active[rows]
+        cand = np.flatnonzero(parity.any(axis=1))
+        if len(cand):
+            dist = np.minimum.reduceat(_point_segment_distance(m[cand], obs.u, obs.w), obs.starts, axis=1)
+            inside = parity[cand] & (dist > GRAZE_EPS)
+            blocked[rows[cand]] |= np.any(inside, axis=1)
+    return blocked
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from rules import geometry
 from rules.diskwars.board import Board
 from rules.diskwars.settings import DiskwarsSettings
@@ -29,20 +31,17 @@ def _engaged_with(pins: tuple[Pin, ...]) -> dict[str, set[str]]:
 
 def _candidates(board: Board, t: int, engaged: set[str]) -> tuple[DeviationCandidate, ...]:
     short = board.scene.range_bands.short
-    eng, rest = [], []
-    for k in range(board.n):
-        if k == t:
-            continue
-        d = board.ids[k]
-        area = float(board.lens_areas[t, k])
-        gap = float(board.gap[t, k])
-        if d in engaged:
-            eng.append(DeviationCandidate(d, True, area, gap))
-        elif gap <= short:
-            rest.append(DeviationCandidate(d, False, area, gap))
-    eng.sort(key=lambda c: (-c.overlap_area_mm2, c.disk))
-    rest.sort(key=lambda c: (c.distance_mm, -c.overlap_area_mm2, c.disk))
-    return tuple(eng + rest)
+    is_engaged = np.array([d in engaged for d in board.ids], bool) if engaged else np.zeros(board.n, bool)
+    pick = is_engaged | (board.gap[t] <= short)
+    pick[t] = False
+    idx = np.flatnonzero(pick)
+    area = board.lens_areas[t, idx]
+    gap = board.gap[t, idx]
+    eng = is_engaged[idx]
+    # engaged first, by larger overlapped area; then the rest by distance, larger overlap, id (idx is id order)
+    order = np.lexsort((idx, np.where(eng, 0.0, -area), np.where(eng, -area, gap), ~eng))
+    return tuple(DeviationCandidate(board.ids[k], bool(e), a, g) for k, e, a, g in
+                 zip(idx[order].tolist(), eng[order].tolist(), area[order].tolist(), gap[order].tolist()))
 
 
 def _tie_margin(board: Board, t: int, a: DeviationCandidate, b: DeviationCandidate) -> float | None:

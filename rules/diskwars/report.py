@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from rules.diskwars import ranges
 from rules.diskwars.board import Board
 from rules.diskwars.settings import DiskwarsSettings
@@ -46,22 +48,27 @@ def _pairs(board: Board) -> tuple[tuple[Pair, ...], tuple[Borderline, ...]]:
     """One entry per unordered pair (a < b by id): distance, bands, line of sight with its witness."""
     bands = board.scene.range_bands
     tol = board.settings.tolerance_mm
-    sight = Sight(board).all_pairs()
-    out: list[Pair] = []
+    visible, witness, los_margin = Sight(board).all_pairs()
+    iu, ju = np.triu_indices(board.n, 1)
+    r = board.radii
+    gap = board.gap[iu, ju]
+    cd = board.centre_dist[iu, ju]
+    limits = np.array([bands.short, bands.medium, bands.long])
+    names = np.array(ranges.BANDS)
+    band = names[np.searchsorted(limits, gap, side="left")]  # first limit >= distance: limits inclusive
+    far_ab = names[np.searchsorted(limits, np.maximum(0.0, cd - r[iu] + r[ju]), side="left")]
+    far_ba = names[np.searchsorted(limits, np.maximum(0.0, cd - r[ju] + r[iu]), side="left")]
+    band_margin = np.abs(gap[:, None] - limits[None]).min(axis=1)
+    ids = board.ids
+    rows = zip(iu.tolist(), ju.tolist(), gap.tolist(), band.tolist(), visible.tolist(), witness.tolist(),
+               far_ab.tolist(), far_ba.tolist())
+    out = [Pair(ids[i], ids[j], g, bd, vis, (tuple(w[0]), tuple(w[1])) if vis else None, wholly_band=fa,
+                wholly_band_ba=fb) for i, j, g, bd, vis, w, fa, fb in rows]
     border: list[Borderline] = []
-    c, r = board.centres, board.radii
-    for (i, j), (los, los_margin) in sight.items():
-        a, b = board.ids[i], board.ids[j]
-        gap = float(board.gap[i, j])
-        far_ab = max(0.0, float(board.centre_dist[i, j] - r[i] + r[j]))
-        far_ba = max(0.0, float(board.centre_dist[i, j] - r[j] + r[i]))
-        out.append(Pair(a, b, gap, ranges.band_of(gap, bands), los.visible, los.witness,
-                        wholly_band=ranges.band_of(far_ab, bands), wholly_band_ba=ranges.band_of(far_ba, bands)))
-        m = ranges.band_margin(gap, bands)
-        if m <= tol:
-            border.append(Borderline("band", a, b, m, f"{ranges.band_of(gap, bands)} at {gap:.1f} mm"))
-        if los_margin is not None:
-            border.append(Borderline("los", a, b, los_margin,
-                                     "clear only by grazing terrain" if los.visible else "blocked only just"))
-    out.sort(key=lambda p: (p.a, p.b))
+    for k in np.flatnonzero(band_margin <= tol):
+        border.append(Borderline("band", ids[iu[k]], ids[ju[k]], float(band_margin[k]),
+                                 f"{band[k]} at {gap[k]:.1f} mm"))
+    for k in np.flatnonzero(~np.isnan(los_margin)):
+        border.append(Borderline("los", ids[iu[k]], ids[ju[k]], float(los_margin[k]),
+                                 "clear only by grazing terrain" if visible[k] else "blocked only just"))
     return tuple(out), tuple(border)

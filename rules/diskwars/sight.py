@@ -8,7 +8,7 @@ running along an edge is not crossing.
 Borderline: a call is listed when an error of at most the tolerance in where the disks are could flip it.
 Every disk moved by up to e lies inside the disk grown by e and contains the disk shrunk by e, so a clear call
 that survives shrinking both disks by the tolerance, and a blocked call that survives growing them, cannot
-flip. The margin is the smallest e that flips the call (bisection, all pairs at once). Terrain outlines are
+flip. The margin is the smallest e that flips the call (to 1/64 of the tolerance, all pairs at once). Terrain outlines are
 taken as given.
 """
 
@@ -23,7 +23,8 @@ from rules.geometry import LosResult
 from tablesight.errors import InputError
 from tablesight.scene import Scene
 
-_BISECTION_STEPS = 8
+_SPLITS = 8  # margins: each round splits the bracket in 8 ...
+_ROUNDS = 2  # ... twice: to 1/64 of the tolerance
 
 
 class Sight:
@@ -67,38 +68,43 @@ class Sight:
         vis, wit = self._batch(np.array([i]), np.array([j]), delta)
         return _result(vis[0], wit[0])
 
-    def all_pairs(self) -> dict[tuple[int, int], tuple[LosResult, float | None]]:
-        """(i, j) with i < j -> (LOS, margin when an error of the tolerance could flip the call, else None)."""
+    def all_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For every pair i < j in np.triu_indices order: (visible, witness (M, 2, 2), margin) — the margin is
+        NaN unless an error of the tolerance could flip the call."""
         b = self.board
         tol = b.settings.tolerance_mm
         iu, ju = np.triu_indices(b.n, 1)
-        out: dict[tuple[int, int], tuple[LosResult, float | None]] = {}
-        free = self.on_elevated[iu] | self.on_elevated[ju] | (b.centre_dist[iu, ju] <= b.radii[iu] + b.radii[ju])
+        m = len(iu)
+        visible = np.ones(m, bool)
+        margin = np.full(m, np.nan)
+        # default witness: the centre line between the two edges (centre to centre when they touch)
+        v = b.centres[ju] - b.centres[iu]
+        dist = np.hypot(v[:, 0], v[:, 1])
+        u = v / np.maximum(dist, 1e-300)[:, None]
+        touching = dist <= b.radii[iu] + b.radii[ju]
+        p = np.where(touching[:, None], b.centres[iu], b.centres[iu] + b.radii[iu, None] * u)
+        q = np.where(touching[:, None], b.centres[ju], b.centres[ju] - b.radii[ju, None] * u)
+        witness = np.stack([p, q], axis=1)
+        free = self.on_elevated[iu] | self.on_elevated[ju] | touching
         if not self.blocking:
             free[:] = True
-        for k in np.flatnonzero(free):
-            i, j = int(iu[k]), int(ju[k])
-            out[(i, j)] = (_centre_witness(b.centres[i], b.radii[i], b.centres[j], b.radii[j]), None)
         ks = np.flatnonzero(~free)
         if len(ks) == 0:
-            return out
+            return visible, witness, margin
         i, j = iu[ks], ju[ks]
         vis, wit = self._batch(i, j, 0.0)
         flips = np.zeros(len(ks), bool)
         if tol > 0:
             # Clear along the centre line, far from every piece even with the segment lengthened by tol into
-            # both disks: no error of tol flips it. Everything else is checked with the geometry moved by tol.
-            u = b.centres[j] - b.centres[i]
-            u /= np.hypot(u[:, 0], u[:, 1])[:, None]
-            p = b.centres[i] + b.radii[i, None] * u
-            q = b.centres[j] - b.radii[j, None] * u
-            centre = vis & np.all(np.abs(wit[:, 0] - p) < 1e-9, axis=1) & np.all(np.abs(wit[:, 1] - q) < 1e-9, axis=1)
+            # both disks: no error of tol flips it. Everything else is checked with the disks moved by tol.
+            pk, qk, uk = p[ks], q[ks], u[ks]
+            centre = vis & np.all(np.abs(wit[:, 0] - pk) < 1e-9, axis=1) & np.all(np.abs(wit[:, 1] - qk) < 1e-9, axis=1)
             obs, owner = self.obstacle_set()
             active = ~(self.blocking_overlap[i] | self.blocking_overlap[j])[:, owner]
             far = np.zeros(len(ks), bool)
             if centre.any():
-                far[centre] = _clearance(p[centre] - tol * u[centre], q[centre] + tol * u[centre], obs,
-                                         active[centre]) > tol
+                far[centre] = _clearance(pk[centre] - tol * uk[centre], qk[centre] + tol * uk[centre], obs,
+                                         active[centre], tol) > tol
             check = np.flatnonzero(vis & ~far)
             if len(check):
                 v2, _ = self._batch(i[check], j[check], tol)
@@ -107,25 +113,29 @@ class Sight:
             if len(check):
                 v2, _ = self._batch(i[check], j[check], -tol)
                 flips[check[v2]] = True
-        margins = np.full(len(ks), np.nan)
         fl = np.flatnonzero(flips)
         if len(fl):
-            margins[fl] = self._margins(i[fl], j[fl], vis[fl], tol)
-        for k in range(len(ks)):
-            ii, jj = int(i[k]), int(j[k])
-            out[(ii, jj)] = (_result(vis[k], wit[k]), None if np.isnan(margins[k]) else float(margins[k]))
-        return dict(sorted(out.items()))
+            margin[ks[fl]] = self._margins(i[fl], j[fl], vis[fl], tol)
+        visible[ks] = vis
+        witness[ks] = wit
+        return visible, witness, margin
 
     def _margins(self, i: np.ndarray, j: np.ndarray, visible: np.ndarray, tol: float) -> np.ndarray:
-        """Smallest error (<= tol) that flips each pair's LOS call: bisection, every pair in one batch."""
+        """Smallest error (<= tol, known to flip the call) that flips each pair's LOS call: each round tries
+        _SPLITS - 1 evenly spaced errors per pair in one batch and keeps the bracket where the call flips."""
+        n = len(i)
         sign = np.where(visible, 1.0, -1.0)
-        lo, hi = np.zeros(len(i)), np.full(len(i), tol)
-        for _ in range(_BISECTION_STEPS):
-            mid = 0.5 * (lo + hi)
-            v, _ = self._batch(i, j, sign * mid)
-            flipped = v != visible
-            hi = np.where(flipped, mid, hi)
-            lo = np.where(flipped, lo, mid)
+        lo, hi = np.zeros(n), np.full(n, tol)
+        k = np.arange(1, _SPLITS)
+        for _ in range(_ROUNDS):
+            deltas = lo[:, None] + (hi - lo)[:, None] * k[None] / _SPLITS  # (n, SPLITS - 1)
+            rows = np.repeat(np.arange(n), len(k))
+            v, _ = self._batch(i[rows], j[rows], (sign[:, None] * deltas).ravel())
+            flipped = (v != visible[rows]).reshape(n, len(k))
+            first = np.where(flipped.any(axis=1), flipped.argmax(axis=1), len(k))  # index into k, len(k): none
+            new_hi = np.where(first < len(k), deltas[np.arange(n), np.minimum(first, len(k) - 1)], hi)
+            new_lo = np.where(first > 0, deltas[np.arange(n), np.maximum(first - 1, 0)], lo)
+            lo, hi = new_lo, new_hi
         return hi
 
 
@@ -145,15 +155,26 @@ def _centre_witness(ca: np.ndarray, ra: float, cb: np.ndarray, rb: float) -> Los
     return LosResult(True, ((float(p[0]), float(p[1])), (float(q[0]), float(q[1]))))
 
 
-def _clearance(p: np.ndarray, q: np.ndarray, obs: geometry.Obstacles, active: np.ndarray) -> np.ndarray:
-    """Distance from each segment to the nearest active obstacle (segments assumed not to cross one)."""
+def _clearance(p: np.ndarray, q: np.ndarray, obs: geometry.Obstacles, active: np.ndarray, reach: float
+               ) -> np.ndarray:
+    """Distance from each segment to the nearest active obstacle (segments assumed not to cross one); any
+    value above `reach` may be reported as infinity."""
+    out = np.full(len(p), np.inf)
     if obs.count == 0 or len(p) == 0:
-        return np.full(len(p), np.inf)
+        return out
+    lo = np.minimum(p, q) - reach
+    hi = np.maximum(p, q) + reach
+    act = active & np.all(obs.hi[None] >= lo[:, None], axis=2) & np.all(obs.lo[None] <= hi[:, None], axis=2)
+    rows = np.flatnonzero(act.any(axis=1))
+    if len(rows) == 0:
+        return out
+    p, q = p[rows], q[rows]
     d1 = geometry._point_segment_distance(p, obs.u, obs.w)
     d2 = geometry._point_segment_distance(q, obs.u, obs.w)
     d3 = geometry._point_segment_pairs_distance(obs.verts, p, q)
     d = np.minimum(np.minimum(d1, d2), d3)
-    return np.where(active[:, obs.edge_poly], d, np.inf).min(axis=1)
+    out[rows] = np.where(act[rows][:, obs.edge_poly], d, np.inf).min(axis=1)
+    return out
 
 
 def line_of_sight(scene: Scene, a_id: str, b_id: str, settings: DiskwarsSettings | None = None) -> LosResult:

@@ -153,3 +153,19 @@ def test_first_player_is_lowest_initiative():
 def test_settings_are_validated(kwargs, field):
     with pytest.raises(SettingsError, match=field):
         DiskwarsSettings(**kwargs)
+
+
+def test_four_players_tower_orders_every_fight_top_down():
+    """Four players' disks stacked in one tower (2-4 players, RB p.15): each middle disk is harried, the three
+    engagements form one contest resolved from the top down."""
+    four = [{"id": f"p{k}", "initiative": k} for k in range(1, 5)]
+    rep = build_report(scene([disk("t1", 300, 300, z=0, player="p1"), disk("t2", 312, 300, z=1, player="p2"),
+                              disk("t3", 324, 300, z=2, player="p3"), disk("t4", 336, 300, z=3, player="p4")],
+                             players=four))
+    assert {(p.pinner, p.pinned) for p in rep.pins} == {("t2", "t1"), ("t3", "t2"), ("t4", "t3")}
+    assert rep.harried == ("t2", "t3")
+    by_attacker = {e.attackers[0]: e.id for e in rep.engagements}
+    top, mid, low = by_attacker["t4"], by_attacker["t3"], by_attacker["t2"]
+    assert set(rep.melee_order.must_precede) == {(top, mid), (mid, low)}
+    assert rep.melee_order.sequence == (top, mid, low)
+    assert len(rep.contests) == 1 and set(rep.contests[0].harried) == {"t2", "t3"}
