@@ -200,6 +200,7 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     """
     data_dir = Path(data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
+    _preload_rules()
     comp = Companion(feed, data_dir, token, report_builder or _build_report)
     here = Path(__file__).parent
     app = Flask("webui", static_folder=str(here / "static"), template_folder=str(here / "templates"),
@@ -408,6 +409,18 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
         feed.start()
         comp.start()
     return app
+
+
+def _preload_rules() -> None:
+    """Import the rules once, here, before request threads and the hub import them at the same moment (a
+    package imported concurrently from two threads can be seen half-initialised)."""
+    import importlib
+
+    for name in ("rules.diskwars", "rules.diskwars.report", "rules.melee_commands"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
 
 
 def _register_book(app: Flask, data_dir: Path) -> None:

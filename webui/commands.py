@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import socket
 import sys
@@ -154,6 +155,7 @@ def serve(args: argparse.Namespace) -> int:
     except (OSError, SystemExit) as exc:
         raise InputError(f"cannot listen on {args.host}:{args.port} ({exc}); try another --port") from None
     comp = app.extensions["tablesight.webui"]
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request in the players' terminal
     feed.start()
     comp.start()
     _say(f"serving {what}; data in {data_dir.resolve()}")

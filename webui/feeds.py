@@ -160,6 +160,10 @@ class SceneFileFeed:
 #: One item of a demo sequence: (frame_bgr or None, ground-truth scene, is_stable).
 DemoItem = tuple[Any, Scene, bool]
 
+#: The demo plays the clip at half its frame rate: a move every few seconds, time to read the page between.
+DEMO_SLOWDOWN = 2.0
+FRAME_MARGIN_MM = 40.0
+
 
 def _default_sequence(seed: int) -> Iterable[DemoItem]:
     try:
@@ -179,35 +183,64 @@ def encode_jpeg(frame_bgr: Any, quality: int = 80) -> bytes | None:
     return buf.tobytes() if ok else None
 
 
+def camera_rectifier(camera: Any, battlefield_mm: tuple[float, float], px_per_mm: float = 1.0,
+                     margin_mm: float = FRAME_MARGIN_MM) -> Callable[[Any], Any]:
+    """frame -> top-down image of the table (origin at table mm (-margin, -margin), `px_per_mm`), for a camera
+    that knows its true projection (`camera.project(points_mm) -> image px`, lens distortion included): one
+    remap table built here, one cv2.remap per frame. The same geometry as TableCalibration.rectify."""
+    import cv2
+    import numpy as np
+
+    w = int(round((battlefield_mm[0] + 2 * margin_mm) * px_per_mm))
+    h = int(round((battlefield_mm[1] + 2 * margin_mm) * px_per_mm))
+    xs = (np.arange(w, dtype=np.float64) + 0.5) / px_per_mm - margin_mm
+    ys = (np.arange(h, dtype=np.float64) + 0.5) / px_per_mm - margin_mm
+    gx, gy = np.meshgrid(xs, ys)
+    uv = np.asarray(camera.project(np.column_stack([gx.ravel(), gy.ravel()])), np.float32)
+    map_x = np.ascontiguousarray(uv[:, 0].reshape(h, w))
+    map_y = np.ascontiguousarray(uv[:, 1].reshape(h, w))
+
+    def rectify(frame: Any) -> Any:
+        return cv2.remap(frame, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(16, 16, 16))
+
+    return rectify
+
+
 class DemoFeed:
-    """The demo table: loops a synthetic game clip at `item_s` seconds per item.
+    """The demo table: loops a synthetic game clip, `item_s` seconds per item.
 
     Stable items whose ground truth differs from the last committed scene commit a new version (like the live
-    pipeline committing a settled table); unstable items mark the table busy and keep the last scene. The frame
-    shown is the one of the committed scene, rectified by `rectify` (a function frame -> top-down image) when the
-    sequence provides one, else the page draws the map.
+    pipeline committing a settled table); unstable items mark the table busy and keep the last scene. Only
+    committed items are rendered (a clip from `vision.synth.sequence` gives its ground truth without rendering);
+    the frame is shown rectified (top-down) when the clip's camera is known, else the page draws the map.
     """
 
     def __init__(
         self,
-        seed: int = 0,
-        item_s: float = 1.5,
+        seed: int = 7,
+        item_s: float | None = None,
         sequence_factory: Callable[[int], Iterable[DemoItem]] | None = None,
         rectify: Callable[[Any], Any] | None = None,
     ) -> None:
-        if item_s <= 0:
-            raise InputError(f"demo item duration must be > 0 s, got {item_s}")
         self.seed = int(seed)
-        self.item_s = float(item_s)
         self._factory = sequence_factory or _default_sequence
         self._sequence = self._factory(self.seed)
-        self._rectify = rectify if rectify is not None else getattr(self._sequence, "rectify", None)
-        self._iter: Iterator[DemoItem] | None = None
+        fps = getattr(self._sequence, "fps", None)
+        if item_s is None:
+            item_s = DEMO_SLOWDOWN / fps if fps else 1.0
+        if item_s <= 0:
+            raise InputError(f"demo item duration must be > 0 s, got {item_s}")
+        self.item_s = float(item_s)
+        self._rectify = rectify
+        self._iter: Iterator[tuple[Callable[[], Any], Scene, bool]] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        first = self._first_stable()
-        self._box = _VersionedState(LiveState(1, first[1], False, self._jpeg(first[0]), self._health(False)))
-        self._loops = 0
+        frame_of, scene, _ = self._first_stable()
+        if self._rectify is None and hasattr(getattr(self._sequence, "camera", None), "project"):
+            bf = scene.battlefield
+            self._rectify = camera_rectifier(self._sequence.camera, (bf.width_mm, bf.height_mm))
+        self.frame_calibration = _RectifiedGeometry() if self._rectify is not None else None
+        self._box = _VersionedState(LiveState(1, scene, False, self._jpeg(frame_of()), self._health(False)))
 
     @property
     def kind(self) -> str:
@@ -226,18 +259,27 @@ class DemoFeed:
             frame = self._rectify(frame)
         return encode_jpeg(frame)
 
-    def _items(self) -> Iterator[DemoItem]:
+    def _pass(self) -> Iterator[tuple[Callable[[], Any], Scene, bool]]:
+        """One pass over the clip: (frame thunk, scene, stable), rendering nothing until asked."""
+        seq = self._sequence
+        if hasattr(seq, "truth") and hasattr(seq, "steps"):
+            for i in range(len(seq)):
+                yield (lambda i=i: seq[i][0]), seq.truth(i), bool(seq.steps[i].stable)
+        else:
+            for frame, scene, stable in seq:
+                yield (lambda f=frame: f), scene, bool(stable)
+
+    def _items(self) -> Iterator[tuple[Callable[[], Any], Scene, bool]]:
         while not self._stop.is_set():
             n = 0
-            for item in self._sequence:
+            for item in self._pass():
                 n += 1
                 yield item
             if n == 0:
                 raise InputError("the demo sequence is empty")
-            self._loops += 1
 
-    def _first_stable(self) -> DemoItem:
-        for item in self._sequence:
+    def _first_stable(self) -> tuple[Callable[[], Any], Scene, bool]:
+        for item in self._pass():
             if item[2]:
                 return item
         raise InputError("the demo sequence has no stable moment")
@@ -246,24 +288,15 @@ class DemoFeed:
         """Play one item (the thread calls this every `item_s`; tests call it directly)."""
         if self._iter is None:
             self._iter = self._items()
-        frame, scene, stable = next(self._iter)
+        frame_of, scene, stable = next(self._iter)
         cur = self._box.state()
         if not stable:
             if not cur.busy:
                 self._box.publish(replace(cur, busy=True, health=self._health(True)))
-        elif scene != cur.scene or cur.busy:
-            changed = scene != cur.scene
-            new = LiveState(
-                cur.version + 1 if changed else cur.version,
-                scene,
-                False,
-                self._jpeg(frame) if changed else cur.frame_jpeg,
-                self._health(False),
-            )
-            if changed:
-                self._box.publish(new)
-            else:
-                self._box.publish(replace(cur, busy=False, health=self._health(False)))
+        elif scene != cur.scene:
+            self._box.publish(LiveState(cur.version + 1, scene, False, self._jpeg(frame_of()), self._health(False)))
+        elif cur.busy:
+            self._box.publish(replace(cur, busy=False, health=self._health(False)))
         return self._box.state()
 
     def start(self) -> None:
@@ -276,15 +309,26 @@ class DemoFeed:
         self._stop.set()
         self._box.wake()
         if self._thread is not None:
-            self._thread.join(timeout=5.0)
+            self._thread.join(timeout=10.0)
             self._thread = None
 
     def _run(self) -> None:
-        while not self._stop.wait(self.item_s):
-            self.advance()
+        next_t = time.monotonic()
+        while not self._stop.is_set():
+            self.advance()  # a first render can take longer than an item: the clip then just runs slower
+            next_t = max(next_t + self.item_s, time.monotonic())
+            self._stop.wait(max(0.0, next_t - time.monotonic()))
 
     def state(self) -> LiveState:
         return self._box.state()
 
     def wait_for_change(self, after_version: int, timeout_s: float) -> LiveState:
         return self._box.wait_for_change(after_version, timeout_s, self._stop)
+
+
+@dataclass(frozen=True)
+class _RectifiedGeometry:
+    """Where the demo's rectified frame lies on the table (the page reads these two, as from a TableCalibration)."""
+
+    rectified_origin_mm: tuple[float, float] = (-FRAME_MARGIN_MM, -FRAME_MARGIN_MM)
+    rectified_px_per_mm: float = 1.0

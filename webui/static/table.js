@@ -53,9 +53,11 @@
   }
   const prettyUnit = (u) => (!u ? "" : (S.units.get(u) || {}).name || u.replace(/[-_]+/g, " ").replace(/\b\w/g, (c) => c.toUpperCase()));
   function diskById(id) { return S.view && S.view.scene.disks.find((d) => d.id === id); }
+  // A disk's unit name: the catalog's name for its unit key, else a name the source gave (unit_name), else none.
+  const unitName = (d) => (d.unit ? prettyUnit(d.unit) : d.unit_name || "");
   function diskName(id) {
     const d = diskById(id);
-    return d && d.unit ? `${prettyUnit(d.unit)} (${id})` : id;
+    return d && unitName(d) ? `${unitName(d)} (${id})` : id;
   }
   function playerColour(pid) {
     if (!pid || !S.view) return UNKNOWN_COLOUR;
@@ -181,7 +183,7 @@
       const lg = el("g", { class: "sel-ring", id: "los-lines" }, svg);
       for (const [id, p] of pairsOf) {
         if (p.los && p.line) {
-          el("line", { x1: p.line[0][0], y1: p.line[0][1], x2: p.line[1][0], y2: p.line[1][1], stroke: "#ffffff", "stroke-width": px * 1.8, "stroke-opacity": 0.75, "stroke-dasharray": `${px * 7} ${px * 4}`, class: "los-line", "data-to": id }, lg);
+          el("line", { x1: p.line[0][0], y1: p.line[0][1], x2: p.line[1][0], y2: p.line[1][1], stroke: "#ffffff", "stroke-width": px * 1.6, "stroke-opacity": 0.6, "stroke-dasharray": `${px * 7} ${px * 4}`, class: "los-line", "data-to": id }, lg);
         }
       }
     }
@@ -238,15 +240,21 @@
         el("line", { x1: a.x_mm, y1: a.y_mm, x2, y2, stroke: p.enemy ? "#fff" : "#bbb", "stroke-width": px * 3.5, "stroke-dasharray": p.enemy ? null : `${px * 5} ${px * 4}`, "marker-end": "url(#arrow)", class: "pin-arrow" }, pg);
       }
       for (const e of rep.engagements) {
-        const ids = [...e.attackers, ...e.defenders].map(diskById).filter(Boolean);
-        if (!ids.length) continue;
-        const cx = ids.reduce((s, d) => s + d.x_mm, 0) / ids.length;
-        const cy = ids.reduce((s, d) => s + d.y_mm, 0) / ids.length;
-        const r = px * 13;
+        // The badge sits beside the first attacker, on the side away from what it pins.
+        const a = diskById(e.attackers[0]);
+        const ds = e.defenders.map(diskById).filter(Boolean);
+        if (!a || !ds.length) continue;
+        const dx = ds.reduce((s, d) => s + d.x_mm, 0) / ds.length - a.x_mm;
+        const dy = ds.reduce((s, d) => s + d.y_mm, 0) / ds.length - a.y_mm;
+        const L = Math.hypot(dx, dy) || 1;
+        const r = px * 12;
+        const off = a.radius_mm + r * 0.6;
+        const bx = a.x_mm - (dx / L) * off * 0.7 + (-dy / L) * off * 0.7;
+        const by = a.y_mm - (dy / L) * off * 0.7 + (dx / L) * off * 0.7;
         const inContest = contestOf(rep, e.id);
         const badge = el("g", { class: "eng-badge", "data-engagement": e.id }, pg);
-        el("circle", { cx: cx + r * 1.4, cy: cy - r * 1.4, r, fill: inContest ? "#ffd23f" : "#fff", stroke: "#000", "stroke-width": px * 2.5 }, badge);
-        const t = el("text", { x: cx + r * 1.4, y: cy - r * 1.4, "text-anchor": "middle", "dominant-baseline": "central", "font-size": r * 1.25, "font-weight": 800, fill: "#111" }, badge);
+        el("circle", { cx: bx, cy: by, r, fill: inContest ? "#ffd23f" : "#fff", stroke: "#000", "stroke-width": px * 2.5 }, badge);
+        const t = el("text", { x: bx, y: by, "text-anchor": "middle", "dominant-baseline": "central", "font-size": r * 1.3, "font-weight": 800, fill: "#111" }, badge);
         t.textContent = String(order.get(e.id) || "?");
       }
       for (const b of rep.borderline || []) {
@@ -281,6 +289,7 @@
 
   // ---- selection and the disk panel -----------------------------------------------------------------------------
   function selectDisk(id) {
+    if (S.selected !== id) S.flash = null;
     S.selected = id; S.terrainSel = null;
     draw();
     showTab("pane-disk");
@@ -317,7 +326,7 @@
     const rep = v.report;
     const det = S.details.get(`${S.key}/${d.id}`);
     const h = [];
-    h.push(`<h2>${esc(d.unit ? prettyUnit(d.unit) : "Unknown unit")}</h2>`);
+    h.push(`<h2>${esc(unitName(d) || "Unknown unit")}</h2>`);
     h.push(`<div class="sub">${dot(d.player)} ${esc(d.player || "owner unknown")} · disk ${esc(d.id)}${d.size ? " · " + esc(d.size) : ""} · Ø ${fmt(2 * d.radius_mm, 0)} mm${d.confidence !== undefined ? ` · seen ${Math.round(d.confidence * 100)}%` : ""}</div>`);
     if (d.corrected) h.push(`<div><span class="chip fixed">corrected: ${esc(d.corrected.join(", "))}</span></div>`);
     const cat = d.unit ? S.units.get(d.unit) : null;
@@ -404,18 +413,22 @@
       <div class="row"><input type="text" id="fix-unit" list="unit-keys" value="${esc(d.unit || "")}" placeholder="e.g. orc-boyz" autocomplete="off" autocapitalize="off" spellcheck="false"><datalist id="unit-keys">${[...S.units.values()].map((u) => `<option value="${esc(u.key)}">${esc(u.name)}</option>`).join("")}</datalist><button class="btn" id="fix-unit-save">Save</button></div>
       ${stack ? `<label>Stack</label>${stack}` : ""}
       <div class="row" style="margin-top:.5rem"><button class="btn danger" id="fix-notdisk">Not a disk</button>${d.corrected ? '<button class="btn" id="fix-clear">Undo corrections</button>' : ""}</div>
-      <div class="msg" id="fix-msg"></div></div>`;
+      ${flashHtml()}</div>`;
   }
 
+  // The outcome of the last correction, shown in the panel (which is redrawn when the view reloads).
+  function flash(cls, text) {
+    S.flash = { cls, text, until: Date.now() + 5000 };
+    for (const m of [$("fix-msg"), $("calls-msg")]) if (m) { m.className = `msg ${cls}`; m.textContent = text; }
+  }
+  const flashHtml = (id = "fix-msg") => (S.flash && S.flash.until > Date.now() ? `<div class="msg ${S.flash.cls}" id="${id}">${esc(S.flash.text)}</div>` : `<div class="msg" id="${id}"></div>`);
   async function correct(path, body, okText) {
-    const msg = $("fix-msg");
     try {
       await post(path, body);
-      if (msg) { msg.className = "msg good"; msg.textContent = okText; }
+      flash("good", okText);
       await loadView();
     } catch (e) {
-      const m = $("fix-msg");
-      if (m) { m.className = "msg bad"; m.textContent = e.message; }
+      flash("bad", e.message);
     }
   }
 
@@ -447,7 +460,7 @@
       <div>${t.keywords.map((k) => `<span class="chip">${esc(k.replace("_", " "))}</span>`).join("") || '<span class="sub">no keywords yet</span>'}</div>
       <div class="fix"><label for="terrain-name">Name (keywords follow from it)</label>
       <div class="row"><input type="text" id="terrain-name" value="${esc(t.name || "")}" placeholder="e.g. forest, hill, river"><button class="btn primary" id="terrain-save">Save</button></div>
-      <div class="sub" id="terrain-preview"></div><div class="msg" id="fix-msg"></div></div>`;
+      <div class="sub" id="terrain-preview"></div>${flashHtml()}</div>`;
     const input = $("terrain-name");
     const preview = () => {
       const words = input.value.toLowerCase().match(/[a-z]+/g) || [];
@@ -536,7 +549,7 @@
       if (off && off.length) h.push(`<h3>Off the battlefield</h3><div>${off.map((x) => nameChip(typeof x === "string" ? x : x.id || x.disk)).join("")}</div>`);
     }
     if (v.hidden_disks && v.hidden_disks.length) {
-      h.push(`<h3>Marked "not a disk"</h3>${v.hidden_disks.map((id) => `<div class="row"><span>${esc(id)}</span><button class="btn" data-restore="${esc(id)}">Restore</button></div>`).join("")}<div class="msg" id="fix-msg"></div>`);
+      h.push(`<h3>Marked "not a disk"</h3>${v.hidden_disks.map((id) => `<div class="row"><span>${esc(id)}</span><button class="btn" data-restore="${esc(id)}">Restore</button></div>`).join("")}${flashHtml("calls-msg")}`);
     }
     pane.innerHTML = h.join("");
     for (const b of pane.querySelectorAll("[data-restore]")) b.addEventListener("click", () => correct("/api/corrections/not-a-disk", { disk: b.dataset.restore, not_disk: false }, "Restored."));
@@ -580,9 +593,10 @@
         setBackgroundButtons();
         renderHealth(v.health, v.busy);
         const banner = $("banner");
-        if (v.health.source === "demo") { banner.hidden = false; banner.className = "banner"; banner.textContent = "Demo table: no camera is connected, this is a looping synthetic game. Start tablesight with --camera N (and a calibration) to watch your table."; }
+        if (v.health.source === "demo") { banner.hidden = false; banner.className = "banner"; banner.innerHTML = "<b>Demo table</b> — no camera connected; a looping synthetic game. Start <code>tablesight serve --camera 0 --calibration table.json</code> to watch your own table."; }
         else if (v.report_error) { banner.hidden = false; banner.className = "banner bad"; banner.textContent = v.report_error; }
         else banner.hidden = true;
+        fitTable();
         draw();
         if (S.selected) { renderDiskPanel(); loadDetails(S.selected); }
         else if (S.terrainSel) renderTerrainPanel();
@@ -614,6 +628,12 @@
   $("table").addEventListener("click", clearSelection);
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") clearSelection(); });
   if (token) $("calib-link").href = withToken("calibration");
+  // The table fits the window's height on a laptop: measure what sits above it.
+  function fitTable() {
+    const top = $("table").getBoundingClientRect().top + window.scrollY;
+    document.documentElement.style.setProperty("--chrome", `${Math.round(top + 40)}px`);
+  }
+  window.addEventListener("resize", fitTable);
   let resizeTimer = null;
   new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 60); }).observe($("table"));
   getJSON("/api/corrections").then((c) => { S.nameKeywords = c.terrain_name_keywords || {}; }).catch(() => {});

@@ -1,0 +1,269 @@
+"""The table page in a real browser: Debian's Chromium, headless, driven by Playwright against a real server.
+
+Screenshots go to tests/artifacts/ (not committed). Skipped only when /usr/bin/chromium is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from webui.app import create_app
+from webui.feeds import DemoFeed, SceneFileFeed
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+HERE = Path(__file__).parent
+ARTIFACTS = HERE.parent / "artifacts"
+LAPTOP = {"width": 1366, "height": 900}
+PHONE = {"width": 375, "height": 812}
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"),
+]
+
+
+class Server:
+    """The companion on 127.0.0.1 and a free port, in a thread of this process."""
+
+    def __init__(self, feed, data_dir: Path, token: str | None = None):
+        from werkzeug.serving import make_server
+
+        self.feed = feed
+        self.app = create_app(feed, data_dir, token=token)
+        self.httpd = make_server("127.0.0.1", 0, self.app, threaded=True)
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}/"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.feed.stop()
+        self.app.extensions["tablesight.webui"].stop()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def scene_file(tmp_path):
+    p = tmp_path / "scene.json"
+    shutil.copy(HERE / "scene_webui_skirmish.json", p)
+    return p
+
+
+@pytest.fixture
+def server(scene_file, tmp_path):
+    s = Server(SceneFileFeed(scene_file, poll_s=0.1), tmp_path / "data")
+    yield s
+    s.close()
+
+
+def open_page(browser, url, viewport=LAPTOP, scale=1):
+    page = browser.new_page(viewport=viewport, device_scale_factor=scale)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_selector("g.disk")
+    page.errors = errors
+    return page
+
+
+def shot(page, name, full=False):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full)
+
+
+def scene_pairs(server, disk_id):
+    v = server.app.extensions["tablesight.webui"].view()
+    return [p for p in v.report.pairs if disk_id in (p.a, p.b)]
+
+
+def test_demo_page_shows_the_disks_on_the_camera_image(browser, tmp_path):
+    pytest.importorskip("vision.synth.sequence")
+    feed = DemoFeed(item_s=600.0)  # the first stable moment only: nothing moves while the test looks
+    s = Server(feed, tmp_path / "data")
+    try:
+        page = open_page(browser, s.url)
+        scene = feed.state().scene
+        assert page.locator("g.disk").count() == len(scene.disks)
+        assert "Demo table" in page.locator("#banner").inner_text()
+        assert page.locator("#health .pill").inner_text() == "DEMO"
+        page.wait_for_selector("#table image")  # the rectified camera frame under the overlays
+        assert page.locator("#bg-camera").get_attribute("aria-pressed") == "true"
+        first = sorted(d.id for d in scene.disks if d.player)[0]
+        page.click(f'g.disk[data-disk="{first}"]')
+        page.wait_for_selector("#sel-ring")
+        shot(page, "webui-demo-laptop")
+        page.click("#bg-map")
+        assert page.locator("#table image").count() == 0
+        shot(page, "webui-demo-laptop-map")
+        assert not page.errors
+        page.close()
+    finally:
+        s.close()
+
+
+def test_click_on_a_disk_shows_range_rings_and_line_of_sight(browser, server):
+    page = open_page(browser, server.url)
+    page.click('g.disk[data-disk="d2"]')
+    page.wait_for_selector("#sel-ring")
+    # Three rings, one per band, from the disk's edge: radius = disk radius + band limit.
+    rings = page.locator("g.sel-ring circle")
+    radii = sorted(float(rings.nth(i).get_attribute("r")) for i in range(rings.count()))
+    assert radii == [pytest.approx(22 + 100), pytest.approx(22 + 200), pytest.approx(22 + 300)]
+    pairs = scene_pairs(server, "d2")
+    visible = [p for p in pairs if p.los]
+    blocked = [p for p in pairs if not p.los]
+    assert page.locator("line.los-line").count() == len(visible) > 0
+    assert page.locator("g.blocked-mark").count() == len(blocked) > 0  # the forest hides the giant (d4)
+    # Every other disk is tinted by its band.
+    for p in pairs:
+        other = p.b if p.a == "d2" else p.a
+        assert page.locator(f'g.disk[data-disk="{other}"] circle.outline').get_attribute("data-band") == p.band
+    panel = page.locator("#disk-info")
+    assert "Orc Boyz" in panel.inner_text() or "orc" in panel.inner_text().lower()
+    assert "harried" in panel.inner_text()
+    page.wait_for_selector("#deviation li")
+    assert page.locator("#deviation li").count() == 2
+    # "Wholly within" retints by the wholly band.
+    page.check("#wholly")
+    for p in pairs:
+        other, band = (p.b, p.wholly_band) if p.a == "d2" else (p.a, p.wholly_band_ba)
+        assert page.locator(f'g.disk[data-disk="{other}"] circle.outline').get_attribute("data-band") == band
+    shot(page, "webui-file-selected-laptop")
+    # Escape clears the selection.
+    page.keyboard.press("Escape")
+    assert page.locator("#sel-ring").count() == 0
+    assert not page.errors
+    page.close()
+
+
+def test_overlays_pins_engagements_harried_and_terrain(browser, server):
+    page = open_page(browser, server.url)
+    v = server.app.extensions["tablesight.webui"].view()
+    assert page.locator("line.pin-arrow").count() == len(v.report.pins)
+    badges = page.locator("g.eng-badge")
+    assert badges.count() == len(v.report.engagements)
+    order = {e: str(i + 1) for i, e in enumerate(v.report.melee_order.sequence)}
+    for e in v.report.engagements:
+        assert page.locator(f'g.eng-badge[data-engagement="{e.id}"] text').text_content() == order[e.id]
+    assert page.locator("circle.harried-mark").count() == len(v.report.harried)
+    assert "forest" in page.locator("#table").text_content()
+    page.close()
+
+
+def test_a_correction_sticks_after_a_reload(browser, server, tmp_path):
+    page = open_page(browser, server.url)
+    page.click('g.disk[data-disk="d6"]')
+    page.select_option("#fix-owner", "orcs")
+    page.wait_for_function("document.querySelector('#fix-msg') && document.querySelector('#fix-msg').textContent.includes('saved')")
+    page.reload()
+    page.wait_for_selector("g.disk")
+    outline = page.locator('g.disk[data-disk="d6"] circle.outline')
+    colour_orcs = page.locator('g.disk[data-disk="d2"] circle.outline').get_attribute("stroke")
+    assert outline.get_attribute("stroke") == colour_orcs
+    page.click('g.disk[data-disk="d6"]')
+    assert page.locator("#fix-owner").input_value() == "orcs"
+    stored = json.loads((tmp_path / "data" / "corrections.json").read_text())
+    assert stored["disks"]["d6"]["player"] == "orcs"
+    # Not a disk: it disappears, survives a reload, and can be restored from the Close calls tab.
+    page.click("#fix-notdisk")
+    page.wait_for_function("!document.querySelector('g.disk[data-disk=\"d6\"]')")
+    page.reload()
+    page.wait_for_selector("g.disk")
+    assert page.locator('g.disk[data-disk="d6"]').count() == 0
+    page.click("#tab-calls")
+    page.click('[data-restore="d6"]')
+    page.wait_for_selector('g.disk[data-disk="d6"]')
+    page.close()
+
+
+def test_naming_terrain_gives_it_keywords(browser, server):
+    page = open_page(browser, server.url)
+    page.locator('polygon[data-terrain="t2"]').click(position={"x": 8, "y": 8}, force=True)
+    page.fill("#terrain-name", "river")
+    assert "rough" in page.locator("#terrain-preview").inner_text()
+    page.click("#terrain-save")
+    page.wait_for_function("document.querySelector('#table').textContent.includes('river')")
+    assert "rough" in page.locator("#table").text_content()
+    page.close()
+
+
+def test_melee_panel_in_order_with_step_by_step_resolution(browser, server):
+    page = open_page(browser, server.url)
+    page.click("#tab-melee")
+    engs = page.locator("#pane-melee .eng")
+    v = server.app.extensions["tablesight.webui"].view()
+    assert [engs.nth(i).get_attribute("data-engagement") for i in range(engs.count())] == list(v.report.melee_order.sequence)
+    assert page.locator("#pane-melee .contest").count() == len(v.report.contests)
+    page.click("#melee-start")
+    page.wait_for_selector("#melee-next")
+    page.click("#melee-next")
+    page.wait_for_selector("#pane-melee .strike")
+    assert "→" in page.locator("#pane-melee .strike").first.inner_text()
+    shot(page, "webui-file-melee-laptop")
+    page.close()
+
+
+def test_a_table_change_is_pushed_to_the_page(browser, server, scene_file):
+    page = open_page(browser, server.url)
+    key = page.evaluate("document.body.dataset.viewKey")
+    doc = json.loads(scene_file.read_text())
+    doc["disks"] = [d for d in doc["disks"] if d["id"] != "d7"]
+    scene_file.write_text(json.dumps(doc))
+    st = scene_file.stat()
+    os.utime(scene_file, (st.st_atime, st.st_mtime + 5))
+    page.wait_for_function(f"document.body.dataset.viewKey !== {json.dumps(key)}", timeout=10000)
+    assert page.locator('g.disk[data-disk="d7"]').count() == 0
+    page.close()
+
+
+def test_phone_viewport(browser, server):
+    page = open_page(browser, server.url, viewport=PHONE, scale=2)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"]  # nothing sticks out sideways
+    box = page.locator("#table").bounding_box()
+    assert box["width"] >= PHONE["width"] - 24
+    page.click('g.disk[data-disk="d1"]')
+    page.wait_for_selector("#sel-ring")
+    assert "Empire Swordsmen" in page.locator("#disk-info").inner_text()
+    # Buttons are big enough to hit with a thumb.
+    for sel in ("#bg-map", "#tab-melee", "#fix-unit-save"):
+        assert page.locator(sel).bounding_box()["height"] >= 36
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shot(page, "webui-file-phone", full=True)
+    page.close()
+
+
+def test_token_server_page_works_with_the_token_in_its_address(browser, scene_file, tmp_path):
+    s = Server(SceneFileFeed(scene_file), tmp_path / "data", token="tok-123")
+    try:
+        page = browser.new_page(viewport=LAPTOP)
+        page.goto(s.url)
+        assert "Access token needed" in page.content()
+        page = open_page(browser, s.url + "?token=tok-123")
+        page.click('g.disk[data-disk="d6"]')
+        page.select_option("#fix-owner", "empire")
+        page.wait_for_function("document.querySelector('#fix-msg').textContent.includes('saved')")
+        assert s.app.extensions["tablesight.webui"].view().scene.disk("d6").player == "empire"
+        page.close()
+    finally:
+        s.close()
