@@ -36,8 +36,8 @@ def detect(frame_bgr: np.ndarray, calibration: Any, diameters_mm: Sequence[float
     gray = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY) if rect.ndim == 3 else rect
     gray = cv2.medianBlur(gray, 5)
     rmin, rmax = diam[0] / 2 * ppm * 0.85, diam[2] / 2 * ppm * 1.12
-    circles = cv2.HoughCircles(gray, cv2.HOUGH_GRADIENT, dp=1.0, minDist=diam[0] / 2 * ppm * 0.8, param1=110,
-                               param2=32, minRadius=int(rmin), maxRadius=int(np.ceil(rmax)))
+    circles = cv2.HoughCircles(gray, cv2.HOUGH_GRADIENT, dp=1.0, minDist=diam[0] / 2 * ppm * 0.8, param1=100,
+                               param2=30, minRadius=int(rmin), maxRadius=int(np.ceil(rmax)))
     disks = []
     if circles is not None:
         pts = circles.reshape(-1, 3)

@@ -126,6 +126,10 @@ def disk_face(art: DiskArt, radius_mm: float, ring_bgr: tuple[int, int, int]) ->
         cv2.circle(img, (int(bx), int(by)), int(br), badge_col[k], -1, cv2.LINE_AA)
         cv2.circle(img, (int(bx), int(by)), int(br), (20, 20, 20), max(1, lw // 2), cv2.LINE_AA)
         _put_text_centered(img, str(val), (bx, by), br * 1.15, (15, 15, 15) if k == 2 else (245, 245, 245))
+    # printed cardboard: a faint sheen across the face and a slightly darker cut edge
+    sheen = 1.0 + 0.05 * ((xx - c) * 0.6 - (yy - c) * 0.8) / R
+    edge = 1.0 - 0.25 * np.clip((d - (R - 1.2 * ppm)) / (1.2 * ppm), 0, 1)
+    img = img * (sheen * edge)[..., None]
     return _rgba(img, _circle_mask(size, c, R))
 
 
@@ -211,6 +215,19 @@ def wood_tile(size: int = 512) -> np.ndarray:
     rings = np.sin(yy / size * 2 * np.pi * 24 + 2.0 * g)
     fine = rng.standard_normal((size, size)) * 0.02
     return (1.0 + 0.08 * rings + 0.06 * g + fine).astype(np.float32)
+
+
+@lru_cache(maxsize=2)
+def cloth_tile(size: int = 512) -> np.ndarray:
+    """A woven table cloth's brightness (mean 1), periodic: fine weave plus soft unevenness."""
+    rng = np.random.default_rng(4242)
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
+    weave = 0.025 * np.sin(xx * 2 * np.pi / 4.0) * np.sin(yy * 2 * np.pi / 4.0)
+    k = np.fft.fftfreq(size)
+    soft = np.real(np.fft.ifft2(np.fft.fft2(rng.standard_normal((size, size))) *
+                                np.exp(-(k[:, None] ** 2 + k[None, :] ** 2) * 900)))
+    soft /= soft.std() + 1e-9
+    return (1.0 + weave + 0.03 * soft + 0.02 * rng.standard_normal((size, size))).astype(np.float32)
 
 
 @lru_cache(maxsize=8)
@@ -300,7 +317,10 @@ def terrain_card(piece: TerrainPiece) -> tuple[np.ndarray, tuple[float, float]]:
 
 
 def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[float, float]]:
-    """A hand and forearm seen from above; returns the texture and the table mm of its pixel (0, 0)."""
+    """A hand and arm seen from above; returns the texture and the table mm of its pixel (0, 0).
+
+    The arm tapers from the shoulder side (nearer the camera, so wider) to the wrist, with cloth folds on the
+    sleeve and a bare wrist; the hand is a palm, four fingers and a thumb, slightly closed when pinching."""
     e, t = np.asarray(hand.entry_mm, float), np.asarray(hand.tip_mm, float)
     d = t - e
     L = float(np.linalg.norm(d)) or 1.0
@@ -314,34 +334,45 @@ def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[f
     def px(p: np.ndarray) -> tuple[int, int]:
         return int((p[0] - x0) * ppm), int((p[1] - y0) * ppm)
 
+    def segment(img: np.ndarray, p0: np.ndarray, p1: np.ndarray, w0: float, w1: float) -> None:
+        poly = np.array([px(p0 + nx * w0 / 2), px(p1 + nx * w1 / 2), px(p1 - nx * w1 / 2), px(p0 - nx * w0 / 2)],
+                        np.int32)
+        cv2.fillPoly(img, [poly], 1.0, cv2.LINE_AA)
+
     alpha = np.zeros((H, W), np.float32)
     skin = np.zeros((H, W), np.float32)  # 1 where skin, 0 where sleeve
     wrist = t - ux * w * 1.25
-    palm_c = t - ux * w * 0.75
-    cv2.line(alpha, px(e), px(wrist), 1.0, int(w * 0.95 * ppm), cv2.LINE_AA)
-    cv2.ellipse(alpha, px(palm_c), (int(w * 0.66 * ppm), int(w * 0.52 * ppm)),
-                math.degrees(math.atan2(ux[1], ux[0])), 0, 360, 1.0, -1, cv2.LINE_AA)
-    cv2.ellipse(skin, px(palm_c), (int(w * 0.66 * ppm), int(w * 0.52 * ppm)),
-                math.degrees(math.atan2(ux[1], ux[0])), 0, 360, 1.0, -1, cv2.LINE_AA)
-    spread = 0.12 if hand.pinch else 0.2
-    for k, off in enumerate((-1.5, -0.5, 0.5, 1.5)):
-        base = palm_c + ux * w * 0.35 + nx * off * w * 0.19
-        tip = base + ux * w * (0.55 - 0.08 * abs(off)) * (0.7 if hand.pinch else 1.0) + nx * off * w * spread * 0.5
-        for img in (alpha, skin):
-            cv2.line(img, px(base), px(tip), 1.0, max(1, int(w * 0.2 * ppm)), cv2.LINE_AA)
-    thumb0 = palm_c + nx * w * 0.4
-    thumb1 = thumb0 + ux * w * 0.45 + nx * w * 0.25
+    palm_c = t - ux * w * 0.72
+    cuff = wrist - ux * w * 0.9
+    segment(alpha, e, cuff, w * 1.45, w * 0.95)
+    segment(alpha, cuff, wrist + ux * 5, w * 0.95, w * 0.72)
+    segment(skin, cuff - ux * 4, wrist + ux * 5, w * 0.95, w * 0.72)
+    ang = math.degrees(math.atan2(ux[1], ux[0]))
     for img in (alpha, skin):
-        cv2.line(img, px(thumb0), px(thumb1), 1.0, max(1, int(w * 0.24 * ppm)), cv2.LINE_AA)
-    skin_wrist = t - ux * w * 1.7
-    cv2.line(skin, px(skin_wrist), px(wrist), 1.0, int(w * 0.9 * ppm), cv2.LINE_AA)
+        cv2.ellipse(img, px(palm_c), (int(w * 0.62 * ppm), int(w * 0.5 * ppm)), ang, 0, 360, 1.0, -1, cv2.LINE_AA)
+    spread = 0.12 if hand.pinch else 0.22
+    crease = np.zeros((H, W), np.float32)
+    for off in (-1.5, -0.5, 0.5, 1.5):
+        base = palm_c + ux * w * 0.38 + nx * off * w * 0.2
+        tip = base + ux * w * (0.58 - 0.1 * abs(off)) * (0.72 if hand.pinch else 1.0) + nx * off * w * spread * 0.5
+        for img in (alpha, skin):
+            cv2.line(img, px(base), px(tip), 1.0, max(1, int(w * 0.19 * ppm)), cv2.LINE_AA)
+        cv2.line(crease, px(base - ux * w * 0.05), px(tip), 1.0, max(1, int(w * 0.21 * ppm)), cv2.LINE_AA)
+        cv2.line(crease, px(base - ux * w * 0.05), px(tip), 0.0, max(1, int(w * 0.15 * ppm)), cv2.LINE_AA)
+    thumb0 = palm_c + nx * w * 0.38 - ux * w * 0.1
+    thumb1 = thumb0 + ux * w * 0.42 + nx * w * (0.12 if hand.pinch else 0.3)
+    for img in (alpha, skin):
+        cv2.line(img, px(thumb0), px(thumb1), 1.0, max(1, int(w * 0.23 * ppm)), cv2.LINE_AA)
     skin = np.minimum(skin, alpha)
-    # cylinder-like shading across the arm
     yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)
-    across = ((xx / ppm + x0 - e[0]) * nx[0] + (yy / ppm + y0 - e[1]) * nx[1]) / (w * 0.5)
-    shade = np.clip(1.05 - 0.35 * across ** 2, 0.55, 1.1)
-    col = skin[..., None] * np.array(hand.skin_bgr, np.float32) + (1 - skin[..., None]) * np.array(hand.sleeve_bgr,
-                                                                                                     np.float32)
-    col = col * shade[..., None]
-    alpha = cv2.GaussianBlur(alpha, (0, 0), 1.2 * ppm)
+    rel_x, rel_y = xx / ppm + x0 - e[0], yy / ppm + y0 - e[1]
+    along = rel_x * ux[0] + rel_y * ux[1]
+    across = (rel_x * nx[0] + rel_y * nx[1]) / (w * 0.6)
+    # rounded limb: lit along its crest, darker toward its sides; folds in the sleeve
+    shade = np.clip(1.08 - 0.4 * across ** 2, 0.45, 1.1)
+    folds = 1.0 + 0.09 * np.sin(along / 23.0 + 1.7 * np.sin(along / 61.0)) * np.clip(1 - np.abs(across) * 0.6, 0, 1)
+    sleeve = np.array(hand.sleeve_bgr, np.float32) * folds[..., None]
+    col = skin[..., None] * np.array(hand.skin_bgr, np.float32) + (1 - skin[..., None]) * sleeve
+    col = col * (shade * (1.0 - 0.25 * crease))[..., None]
+    alpha = cv2.GaussianBlur(alpha, (0, 0), 1.0 * ppm)
     return _rgba(col, alpha), (float(x0), float(y0))

@@ -102,6 +102,21 @@ def _ground(camera: SynthCamera, look) -> np.ndarray:
     X, Y = camera.plane_coords(0.0)
     felt = cv2.remap(art.felt_tile(look.felt_variant), X * 2.0, Y * 2.0, cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_WRAP)
+    # large, non-repeating mottling of the cloth and a few soft creases where the mat was folded
+    rng = np.random.default_rng([look.felt_variant, int(look.felt_bgr[0]), int(look.felt_bgr[1]), 0xFE17])
+    coarse = cv2.GaussianBlur(rng.standard_normal((72, 72)).astype(np.float32), (0, 0), 1.6)
+    coarse /= coarse.std() + 1e-9
+    felt = felt * (1.0 + 0.045 * cv2.remap(coarse, (X + 600.0) / 30.0, (Y + 600.0) / 30.0, cv2.INTER_CUBIC,
+                                           borderMode=cv2.BORDER_REFLECT))
+    for _ in range(int(rng.integers(1, 4))):
+        a = rng.uniform(0, math.pi)
+        nx, ny = -math.sin(a), math.cos(a)
+        off = rng.uniform(150, 750) * nx + rng.uniform(150, 750) * ny
+        across = X * nx + Y * ny - off
+        along = X * math.cos(a) + Y * math.sin(a)
+        mid, half = rng.uniform(200, 700), rng.uniform(150, 450)
+        env = np.exp(-((along - mid) / half) ** 2) * np.exp(-(across / 14.0) ** 2)
+        felt = felt * (1.0 + rng.uniform(0.04, 0.08) * env * np.tanh(across / 6.0))
     felt_col = np.array(look.felt_bgr, np.float32)
     m = look.mat_margin_mm
     inside = np.minimum(np.minimum(X + m, BATTLEFIELD_MM + m - X), np.minimum(Y + m, BATTLEFIELD_MM + m - Y))
@@ -112,8 +127,7 @@ def _ground(camera: SynthCamera, look) -> np.ndarray:
             sur = cv2.remap(art.wood_tile(), X * 1.5 + 37.0, Y * 1.5 + 11.0, cv2.INTER_LINEAR,
                             borderMode=cv2.BORDER_WRAP)
         else:
-            sur = cv2.remap(art.felt_tile((look.felt_variant + 1) % 3), X * 3.0, Y * 3.0, cv2.INTER_LINEAR,
-                            borderMode=cv2.BORDER_WRAP)
+            sur = cv2.remap(art.cloth_tile(), X * 2.0, Y * 2.0, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
         mm_per_px = camera.mm_per_px_at((450.0, 450.0))
         a = np.clip(inside / mm_per_px + 0.5, 0.0, 1.0)
         edge_shadow = 1.0 - 0.35 * np.exp(-np.clip(-inside, 0, None) / 2.5) * (1 - a)
@@ -213,6 +227,8 @@ def _post(img: np.ndarray, camera: SynthCamera, setup: TableSetup, rng: np.rando
         cv2.line(k, (int(round(c - dx)), int(round(c - dy))), (int(round(c + dx)), int(round(c + dy))), 1.0, 1,
                  cv2.LINE_AA)
         img = cv2.filter2D(img, -1, k / k.sum())
+    # webcams sharpen in firmware: a mild unsharp mask (halos along strong edges)
+    img = cv2.addWeighted(img, 1.35, cv2.GaussianBlur(img, (0, 0), 1.6), -0.35, 0.0)
     # sensor noise: luminance noise growing with brightness (shot noise) plus coarser chroma noise
     lum = rng.standard_normal((h, w), dtype=np.float32)
     grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
@@ -297,7 +313,7 @@ def render_frame(setup: TableSetup, camera: SynthCamera, layout: MarkerLayout | 
         got = canvas.sample(tex, a, outline, hand.height_mm, pad=2)
         if got is not None:
             roi, patch = got
-            canvas.shadow(roi, patch[..., 3], tuple(sdir * hand.height_mm * 0.35), 6 + hand.height_mm * 0.08, 0.4)
+            canvas.shadow(roi, patch[..., 3], tuple(sdir * hand.height_mm * 0.3), 5 + hand.height_mm * 0.06, 0.5)
             canvas.composite(roi, patch, label=HAND_LABEL)
 
     visible = {}

@@ -361,9 +361,12 @@ def _random_look(room: np.random.Generator, moment: np.random.Generator, s: Tier
              (45, 70, 48)]
     felt = felts[int(room.integers(len(felts)))]
     felt = tuple(int(np.clip(v * room.uniform(0.85, 1.15), 0, 255)) for v in felt)
-    wood = room.random() < 0.65
-    surround = ((60, 95, 140) if wood else (150, 150, 145))
-    surround = tuple(int(np.clip(v * room.uniform(0.7, 1.2), 0, 255)) for v in surround)
+    wood = room.random() < 0.75
+    woods = [(60, 95, 140), (45, 70, 110), (95, 140, 180), (40, 55, 75)]
+    cloths = [(150, 150, 145), (120, 125, 130), (175, 180, 185), (90, 95, 100), (70, 80, 110)]
+    surround = (woods if wood else cloths)[int(room.integers(4 if wood else 5))]
+    k = room.uniform(0.8, 1.15)
+    surround = tuple(int(np.clip(v * k * room.uniform(0.95, 1.05), 0, 255)) for v in surround)
     wb = tuple(float(v) for v in room.uniform(0.94, 1.06, 3))
     look = dict(felt_bgr=felt, felt_variant=int(room.integers(0, 3)),
                 mat_margin_mm=float(room.uniform(0, 10)) if room.random() < 0.6 else 2000.0,
@@ -382,7 +385,8 @@ def random_hand(rng: np.random.Generator, target: tuple[float, float] | None = N
     side = int(rng.integers(0, 4))
     t = target if target is not None else _random_point(rng, 60.0, margin=40.0)
     along = rng.uniform(-250, 250)
-    entry = [(t[0] + along, -600.0), (1500.0, t[1] + along), (t[0] + along, 1500.0), (-600.0, t[1] + along)][side]
+    # the arm runs on out of the frame (toward the player's shoulder)
+    entry = [(t[0] + along, -1400.0), (2300.0, t[1] + along), (t[0] + along, 2300.0), (-1400.0, t[1] + along)][side]
     skins = [(150, 175, 220), (120, 150, 200), (90, 120, 170), (60, 85, 130), (170, 190, 225)]
     sleeves = [(60, 40, 30), (40, 40, 40), (150, 150, 150), (40, 40, 120), (90, 60, 40), (200, 200, 200)]
     return HandPiece(entry_mm=(float(entry[0]), float(entry[1])), tip_mm=(float(t[0]), float(t[1])),

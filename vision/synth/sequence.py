@@ -52,7 +52,7 @@ def _clear(setup: TableSetup, x: float, y: float, r: float, ignore: set[str]) ->
 def _hand_for(tip: tuple[float, float], player_index: int, height_mm: float, base: HandPiece | None,
               pinch: bool = True) -> HandPiece:
     """A player's hand reaching from their own table edge (player 0: top edge, player 1: bottom edge)."""
-    entry_y = -650.0 if player_index == 0 else BATTLEFIELD_MM + 650.0
+    entry_y = -1400.0 if player_index == 0 else BATTLEFIELD_MM + 1400.0
     skin = base.skin_bgr if base else (140, 165, 210)
     sleeve = base.sleeve_bgr if base else (60, 45, 35)
     return HandPiece(entry_mm=(tip[0] + 0.3 * (tip[0] - 450.0), entry_y), tip_mm=tip, height_mm=height_mm,
