@@ -2,6 +2,11 @@
 
 For the demo table and scene files there is no camera calibration: the routes say "not available for this
 source" instead of showing numbers that mean nothing.
+
+What a camera feed offers the page (duck-typed, each optional): `feed.calibration` (the
+`calibration.table.TableCalibration` in use), `feed.drift` (a `calibration.drift.DriftMonitor`),
+`feed.latest_frame()` (the newest raw camera frame, BGR) and `feed.recalibrate()` (fit a new calibration on the
+current frame and use it).
 """
 
 from __future__ import annotations
@@ -49,14 +54,66 @@ def calibration_json(feed: Any) -> dict[str, Any]:
     out["error_mm"] = _num(health.calibration_error_mm, 2)
     drift = getattr(feed, "drift", None)
     if drift is not None:
-        status = drift.status() if callable(getattr(drift, "status", None)) else getattr(drift, "state", None)
-        out["drift"] = _jsonable(status)
+        out["drift"] = _jsonable(drift.state())
     out["can_recalibrate"] = callable(getattr(feed, "recalibrate", None))
+    if callable(getattr(feed, "latest_frame", None)):
+        out["frame_url"] = "/api/calibration/frame.jpg"
     out["checked_at"] = time.time()
     return out
 
 
+def annotated_frame(frame_bgr: Any, calib: Any) -> Any:
+    """The raw frame with what calibration sees: markers found now (green, with ids), where the calibration
+    expects them (red outlines, from its fit), the battlefield outline and the ruler it measured (yellow)."""
+    import cv2
+    import numpy as np
+
+    from calibration.aruco import detect_markers
+
+    img = frame_bgr.copy()
+    layout = calib.layout
+    th = max(2, int(round(img.shape[1] / 640)))
+    for m in layout.corners:
+        px = calib.table_to_image(np.array(m.corners_mm, np.float64))
+        cv2.polylines(img, [np.round(px).astype(np.int32)], True, (60, 60, 255), th, cv2.LINE_AA)
+    w, h = calib.battlefield_mm
+    field_px = calib.table_to_image(np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float64))
+    cv2.polylines(img, [np.round(field_px).astype(np.int32)], True, (255, 255, 255), th, cv2.LINE_AA)
+    found = detect_markers(img, layout.dictionary, ids=set(layout.all_ids))
+    for mid, mk in found.items():
+        pts = np.round(mk.corners_px).astype(np.int32)
+        cv2.polylines(img, [pts], True, (60, 220, 60), th + 1, cv2.LINE_AA)
+        c = tuple(int(v) for v in mk.center_px)
+        cv2.putText(img, str(mid), c, cv2.FONT_HERSHEY_SIMPLEX, 0.5 * th, (0, 0, 0), 3 * th, cv2.LINE_AA)
+        cv2.putText(img, str(mid), c, cv2.FONT_HERSHEY_SIMPLEX, 0.5 * th, (60, 255, 60), th, cv2.LINE_AA)
+    ruler = getattr(calib, "ruler", None)
+    if ruler is not None:
+        ends = calib.table_to_image(np.array([ruler.start_mm, ruler.end_mm], np.float64))
+        a, b = (tuple(int(round(v)) for v in p) for p in ends)
+        cv2.line(img, a, b, (0, 220, 255), th + 1, cv2.LINE_AA)
+        for p in (a, b):
+            cv2.circle(img, p, 4 * th, (0, 220, 255), -1, cv2.LINE_AA)
+    return img
+
+
 def register(app: Flask, comp: Any) -> None:
+    @app.get("/api/calibration/frame.jpg")
+    def api_calibration_frame() -> Response:
+        doc = calibration_json(comp.feed)
+        if not doc["available"] or "frame_url" not in doc:
+            resp = jsonify({"error": doc.get("reason") or "this source gives no camera frame"})
+            resp.status_code = 404
+            return resp
+        frame = comp.feed.latest_frame()
+        if frame is None:
+            resp = jsonify({"error": "no camera frame yet"})
+            resp.status_code = 404
+            return resp
+        from webui.feeds import encode_jpeg
+
+        jpeg = encode_jpeg(annotated_frame(frame, comp.feed.calibration), quality=85)
+        return Response(jpeg, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
+
     @app.get("/api/calibration")
     def api_calibration() -> Response:
         return jsonify(calibration_json(comp.feed))

@@ -70,9 +70,8 @@ def _live_feed(source_kind: str, source_arg: Any, calibration_path: Path | None)
     except ImportError as exc:
         raise InputError(f"a {source_kind} source needs the vision pipeline, which is not installed here ({exc})") from None
     calibration = TableCalibration.load(calibration_path)
-    source = sources.open_source(source_kind, source_arg)
-    feed = LiveTable(source, calibration)
-    return feed
+    source = sources.open_source(**{source_kind: source_arg})
+    return LiveTable(source, calibration)
 
 
 def make_feed(args: argparse.Namespace, data_dir: Path) -> tuple[Any, str]:

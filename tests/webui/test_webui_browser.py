@@ -267,3 +267,15 @@ def test_token_server_page_works_with_the_token_in_its_address(browser, scene_fi
         page.close()
     finally:
         s.close()
+
+
+def test_calibration_page_says_not_available_for_a_scene_file(browser, server):
+    page = browser.new_page(viewport=PHONE)
+    page.goto(server.url)
+    page.wait_for_selector("g.disk")
+    page.click("#calib-link")
+    page.wait_for_selector(".na")
+    assert "not available for this source" in page.locator(".na").inner_text()
+    page.click("#table-link")
+    page.wait_for_selector("g.disk")
+    page.close()

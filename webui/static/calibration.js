@@ -32,18 +32,35 @@
       return;
     }
     const cal = c.calibration || {};
-    const res = cal.residuals_mm || cal.residuals || {};
-    const ruler = cal.ruler || cal.ruler_check || null;
-    const disks = cal.disk_diameters_mm || cal.diameters_mm || null;
+    const res = cal.residuals || [];
+    const byMarker = new Map();
+    for (const r of res) {
+      const m = byMarker.get(r.marker) || { max: 0, used: r.used };
+      m.max = Math.max(m.max, r.residual_mm);
+      byMarker.set(r.marker, m);
+    }
+    const resRows = [...byMarker.entries()].sort((a, b) => a[0] - b[0]).map(([id, m]) =>
+      `<tr><td>marker ${id}</td><td class="num ${m.used ? (m.max < 1.5 ? "ok" : "notok") : "notok"}">${fmt(m.max)} mm${m.used ? "" : " (rejected)"}</td></tr>`).join("");
+    const ruler = cal.ruler;
+    const rulerHtml = ruler ? `<table class="kv">
+        <tr><td>measured length</td><td class="num">${fmt(ruler.measured_length_mm, 1)} mm of ${fmt(ruler.nominal_length_mm, 0)}</td></tr>
+        <tr><td>scale error</td><td class="num ${Math.abs(ruler.scale_error_percent) < 0.5 ? "ok" : "notok"}">${fmt(ruler.scale_error_percent)} %</td></tr>
+        ${ruler.band_limits_mm ? `<tr><td>band marks</td><td class="num">${ruler.band_limits_mm.map((v) => fmt(v, 0)).join(" / ")} mm</td></tr>` : ""}
+        <tr><td>scale from</td><td class="num">${esc(cal.scale_source || "markers")}</td></tr></table>` : '<p class="sub">the ruler was not seen at calibration</p>';
+    const disks = cal.disk_diameters_mm;
     const drift = c.drift;
+    const warn = (cal.warnings || []).map((w) => `<div class="call">${esc(w)}</div>`).join("");
     box.innerHTML = `<div class="calib-grid">
-      <div>${c.frame_url ? `<img id="calib-frame" alt="camera frame with the detected markers and ruler" src="${esc(withToken(c.frame_url))}">` : '<p class="na">No camera frame yet.</p>'}</div>
+      <div>${c.frame_url ? `<img id="calib-frame" alt="camera frame with the detected markers and ruler" src="${esc(withToken(c.frame_url))}">` : '<p class="na">No camera frame yet.</p>'}${warn}</div>
       <div>
-        <h3>Marker residuals</h3><table class="kv">${rows(res, " mm") || '<tr><td colspan="2" class="sub">none recorded</td></tr>'}</table>
-        <h3>Ruler scale check</h3>${ruler ? `<table class="kv">${rows(ruler)}</table>` : '<p class="sub">the ruler was not seen at calibration</p>'}
-        <h3>Disk sizes</h3>${disks ? `<table class="kv">${rows(disks, " mm")}</table>` : '<p class="sub">not measured: the defaults 44 / 64 / 89 mm apply</p>'}
-        <h3>Drift</h3>${drift ? `<table class="kv">${rows(drift)}</table>` : '<p class="sub">no drift monitor for this source</p>'}
-        <h3>Age</h3><p>${c.age_s !== null && c.age_s !== undefined ? fmt(c.age_s / 60, 1) + " min" : "–"}; error ${fmt(c.error_mm)} mm</p>
+        <h3>Marker residuals (worst corner)</h3><table class="kv">${resRows || '<tr><td colspan="2" class="sub">none recorded</td></tr>'}
+          <tr><td>mean / max</td><td class="num">${fmt(cal.residual_mean_mm)} / ${fmt(cal.residual_max_mm)} mm</td></tr></table>
+        <h3>Ruler scale check</h3>${rulerHtml}
+        <h3>Disk sizes</h3>${disks ? `<table class="kv">${["small", "medium", "large"].map((k, i) => `<tr><td>${k}</td><td class="num">Ø ${fmt(disks[i], 1)} mm</td></tr>`).join("")}</table>` : '<p class="sub">not measured: the defaults 44 / 64 / 89 mm apply</p>'}
+        <h3>Drift</h3>${drift ? `<table class="kv"><tr><td>state</td><td class="num ${drift.status === "ok" ? "ok" : drift.status === "moved" || drift.status === "stale" ? "notok" : ""}">${esc(drift.status)}</td></tr>
+          <tr><td>shift</td><td class="num">${fmt(drift.shift_mm)} mm</td></tr><tr><td>checks / recalibrations</td><td class="num">${drift.checks} / ${drift.recalibrations}</td></tr>
+          <tr><td colspan="2" class="sub">${esc(drift.message)}</td></tr></table>` : '<p class="sub">no drift monitor for this source</p>'}
+        <h3>Age</h3><p>${c.age_s !== null && c.age_s !== undefined ? fmt(c.age_s / 60, 1) + " min" : esc(cal.created || "–")}; error ${fmt(c.error_mm)} mm</p>
         <button class="btn primary" id="recal" ${c.can_recalibrate ? "" : "disabled"}>Recalibrate from the current frame</button>
         <div class="msg" id="recal-msg"></div>
       </div></div>`;
