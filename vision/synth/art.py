@@ -15,7 +15,7 @@ import numpy as np
 
 from vision.synth.scenes import DiskArt, HandPiece, TerrainPiece, TokenPiece
 
-DISK_PPM = 5.0  # texture pixels per mm of printed pieces (a 1080p frame shows about 1 px per mm)
+DISK_PPM = 3.5  # texture pixels per mm of printed pieces (a 1080p frame shows about 1 px per mm)
 FLAT_PPM = 3.0
 
 
@@ -46,11 +46,20 @@ def _rgba(bgr: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     return out
 
 
-def _circle_mask(size: int, center: float, radius: float) -> np.ndarray:
-    """Anti-aliased disc (exact coverage along the edge, 1 px ramp)."""
+@lru_cache(maxsize=64)
+def _radial(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(xx, yy, distance from the square's centre) of a size x size texture; read-only, cached."""
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
-    d = np.sqrt((xx + 0.5 - center) ** 2 + (yy + 0.5 - center) ** 2)
-    return np.clip(radius - d + 0.5, 0.0, 1.0)
+    c = size / 2.0
+    d = np.sqrt((xx + 0.5 - c) ** 2 + (yy + 0.5 - c) ** 2)
+    for a in (xx, yy, d):
+        a.setflags(write=False)
+    return xx, yy, d
+
+
+def _circle_mask(size: int, center: float, radius: float) -> np.ndarray:
+    """Anti-aliased disc centred in the square (exact coverage along the edge, 1 px ramp)."""
+    return np.clip(radius - _radial(size)[2] + 0.5, 0.0, 1.0)
 
 
 def _put_text_centered(img: np.ndarray, text: str, center: tuple[float, float], height_px: float,
@@ -84,8 +93,7 @@ def disk_face(art: DiskArt, radius_mm: float, ring_bgr: tuple[int, int, int]) ->
     size = int(math.ceil(2 * R)) + 4
     c = size / 2.0
     ring = np.array(ring_bgr, np.float32)
-    yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
-    d = np.sqrt((xx + 0.5 - c) ** 2 + (yy + 0.5 - c) ** 2)
+    xx, yy, d = _radial(size)
     # ring with a soft radial shading, like a printed bevel
     shade = 0.85 + 0.25 * np.clip(1.0 - np.abs(d / R - 0.89) / 0.11, 0, 1)
     img = ring[None, None, :] * shade[..., None]

@@ -213,11 +213,13 @@ def _disk_sprite(canvas: _Canvas, d: SynthDisk, ring: tuple[int, int, int], shad
 
 
 def _post(img: np.ndarray, camera: SynthCamera, setup: TableSetup, rng: np.random.Generator) -> np.ndarray:
+    """Light, then the camera: defocus, motion blur, firmware sharpening, sensor noise (8-bit from here on)."""
     look = setup.look
     h, w = img.shape[:2]
     img *= _light_field(camera, look)
+    img8 = cv2.convertScaleAbs(img)  # saturating float -> uint8 (values are >= 0)
     if look.defocus_sigma_px > 0.05:
-        img = cv2.GaussianBlur(img, (0, 0), look.defocus_sigma_px)
+        img8 = cv2.GaussianBlur(img8, (0, 0), look.defocus_sigma_px)
     if look.motion_blur_px >= 1.0:
         L = int(math.ceil(look.motion_blur_px)) | 1
         k = np.zeros((L, L), np.float32)
@@ -226,19 +228,18 @@ def _post(img: np.ndarray, camera: SynthCamera, setup: TableSetup, rng: np.rando
         dx, dy = math.cos(ang) * look.motion_blur_px / 2, math.sin(ang) * look.motion_blur_px / 2
         cv2.line(k, (int(round(c - dx)), int(round(c - dy))), (int(round(c + dx)), int(round(c + dy))), 1.0, 1,
                  cv2.LINE_AA)
-        img = cv2.filter2D(img, -1, k / k.sum())
+        img8 = cv2.filter2D(img8, -1, k / k.sum())
     # webcams sharpen in firmware: a mild unsharp mask (halos along strong edges)
-    img = cv2.addWeighted(img, 1.35, cv2.GaussianBlur(img, (0, 0), 1.6), -0.35, 0.0)
+    img8 = cv2.addWeighted(img8, 1.35, cv2.GaussianBlur(img8, (0, 0), 1.6), -0.35, 0.0)
     # sensor noise: luminance noise growing with brightness (shot noise) plus coarser chroma noise
-    lum = rng.standard_normal((h, w), dtype=np.float32)
-    grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
-    lum *= cv2.sqrt(grey * np.float32(1.0 / 160.0) + np.float32(0.35)) * np.float32(look.noise_sigma)
+    grey = cv2.cvtColor(img8, cv2.COLOR_BGR2GRAY)
+    gain = (np.sqrt(np.arange(256, dtype=np.float32) / 160.0 + 0.35) * look.noise_sigma).astype(np.float32)
+    lum = rng.standard_normal((h, w), dtype=np.float32) * gain[grey]
     chroma = rng.standard_normal((h // 2 + 1, w // 2 + 1, 3), dtype=np.float32) * np.float32(look.noise_sigma * 0.45)
     chroma = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR)[:h, :w]
-    img += lum[..., None]
-    img += chroma
-    np.clip(img, 0, 255, out=img)
-    return img.astype(np.uint8)
+    noise = cv2.add(chroma, cv2.merge([lum, lum, lum]))
+    out = cv2.add(img8.astype(np.int16), np.rint(noise).astype(np.int16))
+    return cv2.convertScaleAbs(out) if out.min() >= 0 else np.clip(out, 0, 255).astype(np.uint8)
 
 
 def _ruler_markers(layout: MarkerLayout, setup: TableSetup):

@@ -469,7 +469,7 @@ def random_table(seed: int, tier: str | TierSettings = "standard", *, frame: int
         for k in range(1, n):
             r = radii[sz[k]]
             for _ in range(40):
-                off = rng.uniform(0, 0.45) * min(r, lower.radius_mm)
+                off = rng.uniform(0.08, 0.5) * min(r, lower.radius_mm)
                 ang = rng.uniform(0, 2 * math.pi)
                 x, y = lower.x_mm + off * math.cos(ang), lower.y_mm + off * math.sin(ang)
                 if placer.fits(x, y, r, allow=[d.id for d in placer.disks[-k:]]):
@@ -487,7 +487,8 @@ def random_table(seed: int, tier: str | TierSettings = "standard", *, frame: int
             continue
         a = placer.add(new_id(), armies[0], sa, *p)
         for _ in range(60):
-            depth = rng.uniform(1.5, ra + rb - 0.3 * min(ra, rb))  # overlap depth: edge nick to deep cover
+            # overlap depth from an edge nick to deep cover, mostly partial as flips land
+            depth = 1.5 + (ra + rb - 0.3 * min(ra, rb) - 1.5) * rng.beta(1.3, 2.2)
             dist = ra + rb - depth
             ang = rng.uniform(0, 2 * math.pi)
             x, y = a.x_mm + dist * math.cos(ang), a.y_mm + dist * math.sin(ang)
