@@ -108,15 +108,24 @@ def test_demo_page_shows_the_disks_on_the_camera_image(browser, tmp_path):
         assert page.locator("#health .pill").inner_text() == "DEMO"
         page.wait_for_selector("#table image")  # the rectified camera frame under the overlays
         assert page.locator("#bg-camera").get_attribute("aria-pressed") == "true"
-        first = sorted(d.id for d in scene.disks if d.player)[0]
-        page.click(f'g.disk[data-disk="{first}"]')
+        report = s.app.extensions["tablesight.webui"].view().report
+        # A disk in a fight makes the most telling picture: rings, pins and numbers together.
+        pick = report.engagements[0].attackers[0] if report.engagements else sorted(d.id for d in scene.disks)[0]
+        page.click(f'g.disk[data-disk="{pick}"]', force=True)
         page.wait_for_selector("#sel-ring")
+        assert page.locator("line.los-line").count() + page.locator("g.blocked-mark").count() == len(scene.disks) - 1
         shot(page, "webui-demo-laptop")
         page.click("#bg-map")
         assert page.locator("#table image").count() == 0
         shot(page, "webui-demo-laptop-map")
         assert not page.errors
         page.close()
+        phone = open_page(browser, s.url, viewport=PHONE, scale=2)
+        phone.click(f'g.disk[data-disk="{pick}"]', force=True)
+        phone.wait_for_selector("#sel-ring")
+        assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        shot(phone, "webui-demo-phone")
+        phone.close()
     finally:
         s.close()
 

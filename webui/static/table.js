@@ -593,7 +593,7 @@
         setBackgroundButtons();
         renderHealth(v.health, v.busy);
         const banner = $("banner");
-        if (v.health.source === "demo") { banner.hidden = false; banner.className = "banner"; banner.innerHTML = "<b>Demo table</b> — no camera connected; a looping synthetic game. Start <code>tablesight serve --camera 0 --calibration table.json</code> to watch your own table."; }
+        if (v.health.source === "demo") { banner.hidden = false; banner.className = "banner"; banner.innerHTML = '<b>Demo table</b> — no camera connected<span class="long">; a looping synthetic game. Start <code>tablesight serve --camera 0 --calibration table.json</code> to watch your own table</span>.'; }
         else if (v.report_error) { banner.hidden = false; banner.className = "banner bad"; banner.textContent = v.report_error; }
         else banner.hidden = true;
         fitTable();
