@@ -208,21 +208,26 @@ def felt_tile(variant: int, size: int = 512) -> np.ndarray:
 
 
 @lru_cache(maxsize=4)
-def wood_tile(size: int = 512) -> np.ndarray:
-    """Table-top wood grain brightness (mean 1), periodic, grain along x."""
+def wood_tile(size: int = 1024) -> np.ndarray:
+    """Table-top wood brightness (mean 1), periodic: planks along x with seams, wavy grain, knots."""
     rng = np.random.default_rng(77)
     k = np.fft.fftfreq(size)
-    n = rng.standard_normal((size, size))
-    ff = np.exp(-(k[None, :] * 60) ** 2 - (k[:, None] * 3) ** 2)  # long along x, fine across
-    g = np.real(np.fft.ifft2(np.fft.fft2(n) * ff))
-    g /= g.std() + 1e-9
-    warp = np.real(np.fft.ifft2(np.fft.fft2(rng.standard_normal((size, size))) *
-                                np.exp(-(k[:, None] ** 2 + k[None, :] ** 2) * 400)))
-    warp /= warp.std() + 1e-9
-    yy = np.arange(size)[:, None] + 6 * warp
-    rings = np.sin(yy / size * 2 * np.pi * 24 + 2.0 * g)
-    fine = rng.standard_normal((size, size)) * 0.02
-    return (1.0 + 0.08 * rings + 0.06 * g + fine).astype(np.float32)
+
+    def smooth(sx: float, sy: float) -> np.ndarray:
+        n = np.real(np.fft.ifft2(np.fft.fft2(rng.standard_normal((size, size))) *
+                                 np.exp(-(k[None, :] * sx) ** 2 - (k[:, None] * sy) ** 2)))
+        return n / (n.std() + 1e-9)
+
+    yy = np.arange(size, dtype=np.float64)[:, None] + 2.5 * smooth(600, 600)
+    plank_h = size / 4.0  # four planks per tile (the tile spans ~680 mm at 1.5 px/mm)
+    plank = np.floor(yy / plank_h)
+    within = yy - plank * plank_h
+    tone = 1.0 + 0.07 * np.sin(plank * 2.3 + 0.7)  # each plank a slightly different shade
+    grain = np.sin(within / plank_h * 2 * np.pi * (5 + 3 * np.sin(plank)) + 3.0 * smooth(300, 25))
+    streaks = smooth(200, 2)  # long thin fibres along the plank
+    seam = 1.0 - 0.45 * np.exp(-((within - 0.5) / 1.6) ** 2) - 0.45 * np.exp(-((within - plank_h + 0.5) / 1.6) ** 2)
+    out = tone * (1.0 + 0.07 * grain + 0.05 * streaks) * seam + 0.015 * rng.standard_normal((size, size))
+    return out.astype(np.float32)
 
 
 @lru_cache(maxsize=2)

@@ -239,7 +239,19 @@ def _post(img: np.ndarray, camera: SynthCamera, setup: TableSetup, rng: np.rando
     chroma = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR)[:h, :w]
     noise = cv2.add(chroma, cv2.merge([lum, lum, lum]))
     out = cv2.add(img8.astype(np.int16), np.rint(noise).astype(np.int16))
-    return cv2.convertScaleAbs(out) if out.min() >= 0 else np.clip(out, 0, 255).astype(np.uint8)
+    out = np.clip(out, 0, 255).astype(np.uint8)
+    return cv2.LUT(out, _TONE_CURVE)
+
+
+def _tone_curve() -> np.ndarray:
+    """The webcam's tone mapping: a gentle S-curve (deeper shadows, brighter paper), as 8-bit lookup table."""
+    x = np.arange(256, dtype=np.float64) / 255.0
+    y = x + 0.12 * np.sin(2 * np.pi * x) * (0.5 - np.abs(x - 0.5)) * -1.0 + 0.05 * (x ** 0.8 - x)
+    y = np.clip(y, 0.0, 1.0)
+    return np.round(y * 255).astype(np.uint8)
+
+
+_TONE_CURVE = _tone_curve()
 
 
 def _ruler_markers(layout: MarkerLayout, setup: TableSetup):
