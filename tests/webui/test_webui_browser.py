@@ -228,7 +228,21 @@ def test_melee_panel_in_order_with_step_by_step_resolution(browser, server):
     page.click("#melee-next")
     page.wait_for_selector("#pane-melee .strike")
     assert "→" in page.locator("#pane-melee .strike").first.inner_text()
+    # Tapping an engagement rings its disks on the table.
+    first = v.report.engagement(v.report.melee_order.sequence[0])
+    page.locator("#pane-melee .eng").first.click(position={"x": 5, "y": 5})
+    assert page.locator("circle.eng-highlight").count() == len(first.attackers) + len(first.defenders)
+    while page.locator("#melee-next").is_enabled():
+        page.click("#melee-next")
+    assert "After the melee" in page.locator("#pane-melee").inner_text()
     shot(page, "webui-file-melee-laptop")
+    page.click("#melee-record")  # no game in the book yet: the button offers to start one
+    page.wait_for_function("document.querySelector('#melee-record').textContent.includes('Start a game')")
+    page.click("#melee-record")
+    page.wait_for_function("document.querySelector('#melee-record').textContent.includes('Recorded')")
+    book = server.app.extensions["tablesight.book"]
+    if book is not None:
+        assert "melee" in json.dumps(book.state()).lower()
     page.close()
 
 

@@ -21,7 +21,7 @@
   const S = {
     view: null, key: null, selected: null, terrainSel: null, wholly: false,
     bg: localStorage.getItem("tablesight.bg") || "camera", details: new Map(), nameKeywords: {},
-    melee: null, meleeStep: 0, frameKey: null, frameSize: null, units: new Map(),
+    melee: null, meleeStep: 0, meleeTargets: {}, highlight: null, frameKey: null, frameSize: null, units: new Map(),
   };
 
   // ---- small helpers ---------------------------------------------------------------------------------------
@@ -225,6 +225,13 @@
     }
     if (sel) {
       el("circle", { cx: sel.x_mm, cy: sel.y_mm, r: sel.radius_mm + px * 3, fill: "none", stroke: "#fff", "stroke-width": px * 3.5, class: "sel-ring", id: "sel-ring" }, svg);
+    }
+    const hl = rep && S.highlight && rep.engagements.find((e) => e.id === S.highlight);
+    if (hl) {
+      for (const id of [...hl.attackers, ...hl.defenders]) {
+        const d = diskById(id);
+        if (d) el("circle", { cx: d.x_mm, cy: d.y_mm, r: d.radius_mm + px * 5, fill: "none", stroke: hl.attackers.includes(id) ? "#ffffff" : "#5eb3ff", "stroke-width": px * 4, class: "eng-highlight", "pointer-events": "none" }, svg);
+      }
     }
 
     // Pins as arrows (pinner -> pinned), engagement numbers in melee order, close calls.
@@ -477,7 +484,7 @@
   // ---- melee and close calls panes --------------------------------------------------------------------------
   function engagementHtml(e, n) {
     const side = (ids) => ids.map(nameChip).join("");
-    return `<div class="eng" data-engagement="${esc(e.id)}"><span class="num">${n}</span><b>${esc(e.id)}</b>
+    return `<div class="eng${S.highlight === e.id ? " hl" : ""}" data-engagement="${esc(e.id)}"><span class="num">${n}</span><b>${esc(e.id)}</b>
       <div><span class="sub">attackers</span> ${side(e.attackers)}</div>
       <div><span class="sub">defenders</span> ${side(e.defenders)}</div>${meleeStepHtml(e.id)}</div>`;
   }
@@ -487,7 +494,10 @@
     const idx = m.steps.findIndex((s) => s.engagement === eid);
     if (idx < 0 || idx >= S.meleeStep) return "";
     const st = m.steps[idx];
-    const strikes = (st.strikes || []).map((s) => `<div class="strike"><span class="timing">${esc(s.timing)}</span> ${esc(diskName(s.disk))} → ${esc(diskName(s.target))}: ${s.damage === null || s.damage === undefined ? '<b>?</b> <span class="sub">(strength unknown)</span>' : `<b>${s.damage}</b> damage`}</div>`).join("");
+    const target = (s) => (s.options && s.options.length > 1
+      ? `<select class="pick-target" data-disk="${esc(s.disk)}" aria-label="target of ${esc(s.disk)}">${s.options.map((o) => `<option value="${esc(o)}" ${o === s.target ? "selected" : ""}>${esc(diskName(o))}</option>`).join("")}</select>`
+      : esc(diskName(s.target)));
+    const strikes = (st.strikes || []).map((s) => `<div class="strike"><span class="timing">${esc(s.timing)}</span> ${esc(diskName(s.disk))} → ${target(s)}: ${s.damage === null || s.damage === undefined ? '<b>?</b> <span class="sub">(strength unknown)</span>' : `<b>${s.damage}</b> damage`}</div>`).join("");
     const dead = (st.casualties || []).length ? `<div class="strike" style="color:var(--bad)">casualties: ${st.casualties.map((x) => esc(diskName(x))).join(", ")}</div>` : "";
     const hurt = (st.wounded || []).length ? `<div class="strike" style="color:var(--warn)">wounded: ${st.wounded.map((x) => esc(diskName(x))).join(", ")}</div>` : "";
     return `<div class="step" style="margin-top:.35rem">${strikes || '<div class="sub">no strikes</div>'}${dead}${hurt}</div>`;
@@ -521,17 +531,43 @@
     }
     h.push("</div>");
     if (m && !m.error && S.meleeStep >= m.steps.length) {
+      h.push(`<div class="row"><button class="btn primary" id="melee-record">Record in the game book</button></div>`);
       h.push(`<div class="call"><b>After the melee</b>: casualties ${m.casualties.length ? m.casualties.map((x) => esc(diskName(x))).join(", ") : "none"}; wounded ${m.wounded && m.wounded.length ? m.wounded.map((x) => esc(diskName(x))).join(", ") : "none"}.</div>`);
       if (m.missing && m.missing.length) h.push(`<div class="call"><b>Unknown numbers</b>: ${m.missing.map((x) => `${esc(diskName(x.disk))}: ${esc(x.note || x.stat)}`).join("; ")}. Set the unit (Disk tab) or add it to the catalog.</div>`);
     }
     pane.innerHTML = h.join("");
     for (const t of pane.querySelectorAll("[data-disk]")) t.addEventListener("click", () => selectDisk(t.dataset.disk));
     const on = (id, f) => { const b = $(id); if (b) b.addEventListener("click", f); };
-    on("melee-start", async () => {
-      try { S.melee = await getJSON("/api/melee"); S.meleeStep = 0; }
+    const meleeQuery = () => Object.entries(S.meleeTargets).map(([d, t]) => `target=${encodeURIComponent(d + ":" + t)}`).join("&");
+    const fetchMelee = async (step) => {
+      try { const q = meleeQuery(); S.melee = await getJSON("/api/melee" + (q ? "?" + q : "")); S.meleeStep = step; }
       catch (e) { S.melee = { error: e.status === 404 ? "Step-by-step resolution needs the melee book, which this server does not have." : e.message }; }
       renderMelee();
+    };
+    on("melee-start", () => { S.meleeTargets = {}; fetchMelee(0); });
+    for (const sel of pane.querySelectorAll("select.pick-target")) {
+      sel.addEventListener("change", () => { S.meleeTargets[sel.dataset.disk] = sel.value; fetchMelee(S.meleeStep); });
+    }
+    on("melee-record", async () => {
+      const b = $("melee-record");
+      // The book records games: with none yet, the first press offers to start one with the table's players.
+      const players = [...S.view.scene.players].sort((x, y) => x.initiative - y.initiative).map((p, i) => ({ id: p.id, initiative: i + 1 }));
+      try {
+        if (S.meleeNeedsGame) { await post("/api/book/new", { players }); S.meleeNeedsGame = false; }
+        await post("/api/book/melee", { targets: S.meleeTargets });
+        b.disabled = true; b.textContent = "Recorded in the game book";
+      } catch (e) {
+        if (/no game yet/.test(e.message) && players.length >= 2) { S.meleeNeedsGame = true; b.textContent = "Start a game in the book, then record"; }
+        else b.textContent = "Not recorded: " + e.message;
+      }
     });
+    for (const card of pane.querySelectorAll(".eng")) {
+      card.addEventListener("click", (ev) => {
+        if (ev.target.closest("select, button, [data-disk]")) return;
+        S.highlight = S.highlight === card.dataset.engagement ? null : card.dataset.engagement;
+        draw(); renderMelee();
+      });
+    }
     on("melee-next", () => { S.meleeStep++; renderMelee(); });
     on("melee-prev", () => { S.meleeStep = Math.max(0, S.meleeStep - 1); renderMelee(); });
     on("melee-reset", () => { S.melee = null; S.meleeStep = 0; renderMelee(); });
@@ -586,7 +622,8 @@
       try {
         const v = await getJSON("/api/view");
         if (v.has_frame && S.frameKey !== v.key) await loadFrame(v.key);
-        if (v.key !== S.key) { S.melee = null; S.meleeStep = 0; }
+        if (v.key !== S.key) { S.melee = null; S.meleeStep = 0; S.meleeTargets = {}; }
+        if (S.highlight && !(v.report && v.report.engagements.some((e) => e.id === S.highlight))) S.highlight = null;
         S.view = v; S.key = v.key;
         if (S.selected && !diskById(S.selected)) S.selected = null;
         if (S.terrainSel && !v.scene.terrain.some((t) => t.id === S.terrainSel)) S.terrainSel = null;
