@@ -90,6 +90,11 @@ class Companion:
                 error = f"the rules layer is not available: {exc}"
             except InputError as exc:
                 error = f"the rules cannot judge this scene: {exc}"
+            except Exception as exc:  # a fault in the rules must not take the table page down with it
+                import logging
+
+                logging.getLogger(__name__).exception("rules failed on scene version %s", st.version)
+                error = f"the rules failed on this scene ({exc.__class__.__name__}: {exc})"
             v = View(key, st.version, st.busy, st.scene, scene, report, report_json, error, st.frame_jpeg)
             self._view = v
             return v

@@ -315,7 +315,12 @@ class DemoFeed:
     def _run(self) -> None:
         next_t = time.monotonic()
         while not self._stop.is_set():
-            self.advance()  # a first render can take longer than an item: the clip then just runs slower
+            try:
+                self.advance()  # a first render can take longer than an item: the clip then just runs slower
+            except Exception as exc:  # keep the last scene on the page and say what broke
+                cur = self._box.state()
+                self._box.publish(replace(cur, health=replace(cur.health, message=f"demo stopped: {exc}")))
+                return
             next_t = max(next_t + self.item_s, time.monotonic())
             self._stop.wait(max(0.0, next_t - time.monotonic()))
 

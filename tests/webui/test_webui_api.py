@@ -141,3 +141,22 @@ def test_calibration_is_not_faked_for_a_scene_file(client):
     r = client.post("/api/calibration/recalibrate", {})
     assert r.status_code == 409
     assert "not available" in r.get_json()["error"]
+
+
+def test_a_rules_fault_leaves_the_page_working(tmp_path):
+    def broken(scene):
+        raise ZeroDivisionError("boom")
+
+    from webui.app import create_app
+    from webui.feeds import SceneFileFeed
+
+    app = create_app(SceneFileFeed("tests/webui/scene_webui_skirmish.json"), tmp_path, report_builder=broken,
+                     start=False)
+    c = app.test_client()
+    h = {"Host": "127.0.0.1"}
+    v = c.get("/api/view", headers=h).get_json()
+    assert v["report"] is None and "ZeroDivisionError" in v["report_error"]
+    assert len(v["scene"]["disks"]) == 7
+    r = c.get("/api/report", headers=h)
+    assert r.status_code == 503 and "rules failed" in r.get_json()["error"]
+    assert c.get("/api/disk/d1", headers=h).status_code == 200
