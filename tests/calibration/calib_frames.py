@@ -111,10 +111,47 @@ def _marker_cells(layout: MarkerLayout, marker_id: int) -> np.ndarray:
     return cv2.aruco.generateImageMarker(d, marker_id, n) > 127  # True = white cell
 
 
+def _blend(img, x0: int, y0: int, alpha: np.ndarray, color) -> None:
+    h, w = alpha.shape
+    ys, xs = slice(max(y0, 0), min(y0 + h, img.shape[0])), slice(max(x0, 0), min(x0 + w, img.shape[1]))
+    a = alpha[ys.start - y0:ys.stop - y0, xs.start - x0:xs.stop - x0, None]
+    if a.size == 0:
+        return
+    patch = img[ys, xs].astype(np.float32)
+    img[ys, xs] = np.round(patch * (1 - a) + np.asarray(color, np.float32) * a).astype(np.uint8)
+
+
+def fill_convex_px(img, q_px, color) -> None:
+    """Fill a convex polygon (pixel coordinates, pixel centres at integers) with exact edge coverage.
+
+    (cv2.fillPoly with LINE_AA grows shapes by half a pixel, which would bias every edge the tests measure.)
+    """
+    q = np.asarray(q_px, dtype=np.float64)
+    x0, y0 = (np.floor(q.min(axis=0)) - 1).astype(int)
+    x1, y1 = (np.ceil(q.max(axis=0)) + 2).astype(int)
+    yy, xx = np.mgrid[y0:y1, x0:x1].astype(np.float64)
+    area = 0.5 * np.sum(q[:, 0] * np.roll(q[:, 1], -1) - np.roll(q[:, 0], -1) * q[:, 1])
+    sign = 1.0 if area > 0 else -1.0
+    d = np.full(xx.shape, np.inf)
+    for a, b in zip(q, np.roll(q, -1, axis=0)):
+        e = b - a
+        n = sign * np.array([-e[1], e[0]]) / np.hypot(*e)  # inward normal (y down)
+        d = np.minimum(d, (xx - a[0]) * n[0] + (yy - a[1]) * n[1])
+    _blend(img, x0, y0, np.clip(d + 0.5, 0, 1).astype(np.float32), color)
+
+
+def fill_circle_px(img, center_px, radius_px: float, color) -> None:
+    cx, cy = center_px
+    x0, y0 = int(np.floor(cx - radius_px)) - 2, int(np.floor(cy - radius_px)) - 2
+    n = int(np.ceil(2 * radius_px)) + 5
+    yy, xx = np.mgrid[y0:y0 + n, x0:x0 + n].astype(np.float64)
+    d = radius_px - np.hypot(xx - cx, yy - cy)
+    _blend(img, x0, y0, np.clip(d + 0.5, 0, 1).astype(np.float32), color)
+
+
 def _fill(img, quad_mm, art: TableArt, color) -> None:
     x0, y0 = art.extent_mm[:2]
-    q = (np.asarray(quad_mm, dtype=np.float64) - (x0, y0)) * art.px_per_mm
-    cv2.fillPoly(img, [np.round(q * 16).astype(np.int32)], color, lineType=cv2.LINE_AA, shift=4)
+    fill_convex_px(img, (np.asarray(quad_mm, dtype=np.float64) - (x0, y0)) * art.px_per_mm, color)
 
 
 def _draw_marker(img, art: TableArt, marker_id: int, corners_mm: np.ndarray) -> None:
@@ -172,11 +209,9 @@ def table_texture(art: TableArt) -> tuple[np.ndarray, tuple[float, float]]:
             _fill(img, _quiet_tile(q, 1.2), art, (240, 240, 240))
             _draw_marker(img, art, t.id, q)
     for x, y, d, color in art.disks:
-        c = ((np.array([x, y]) - (x0, y0)) * art.px_per_mm) * 16
-        cv2.circle(img, tuple(int(v) for v in np.round(c)), int(round(d / 2 * art.px_per_mm * 16)),
-                   color, -1, cv2.LINE_AA, shift=4)
-        cv2.circle(img, tuple(int(v) for v in np.round(c)), int(round(d / 2 * art.px_per_mm * 0.6 * 16)),
-                   tuple(int(0.6 * v) for v in color), -1, cv2.LINE_AA, shift=4)
+        c = (np.array([x, y]) - (x0, y0)) * art.px_per_mm
+        fill_circle_px(img, c, d / 2 * art.px_per_mm, color)
+        fill_circle_px(img, c, d / 2 * art.px_per_mm * 0.6, tuple(int(0.6 * v) for v in color))
     # Pre-blur to the camera's pixel footprint so downsampling does not alias the edges.
     img = cv2.GaussianBlur(img, (0, 0), 0.45 * art.px_per_mm)
     return img, (x0, y0)
@@ -208,8 +243,7 @@ def board_texture(cols: int, rows: int, square_mm: float, px_per_mm: float = 4.0
                 xa = (i * square_mm + margin) * px_per_mm
                 ya = (j * square_mm + margin) * px_per_mm
                 xb, yb = xa + square_mm * px_per_mm, ya + square_mm * px_per_mm
-                q = np.array([[xa, ya], [xb, ya], [xb, yb], [xa, yb]])
-                cv2.fillPoly(img, [np.round(q * 16).astype(np.int32)], (25, 25, 25), cv2.LINE_AA, shift=4)
+                fill_convex_px(img, np.array([[xa, ya], [xb, ya], [xb, yb], [xa, yb]]), (25, 25, 25))
     img = cv2.GaussianBlur(img, (0, 0), 0.35 * px_per_mm)
     return img, (x0, y0)
 
