@@ -59,6 +59,7 @@ class Companion:
         self.token = token
         # On loopback the page gets a per-start write key inside its HTML (see webui/security.py).
         self.write_key = token or new_token()
+        self.boot_id = new_token()[:8]
         self.corrections = Corrections(data_dir)
         self._report_builder = report_builder
         self._view_lock = threading.Lock()
@@ -321,11 +322,12 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
         v = comp.view()
         if v.frame_jpeg is None:
             return _error(404, "no camera image for this source")
-        etag = f'"f{v.key}"'
+        # Revalidated every time (a restarted server starts its versions again), answered 304 while unchanged.
+        etag = f'"{comp.boot_id}-{v.key}"'
+        headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
         if request.headers.get("If-None-Match") == etag:
-            return Response(status=304, headers={"ETag": etag})
-        return Response(v.frame_jpeg, mimetype="image/jpeg",
-                        headers={"ETag": etag, "Cache-Control": "private, max-age=3600"})
+            return Response(status=304, headers=headers)
+        return Response(v.frame_jpeg, mimetype="image/jpeg", headers=headers)
 
     @app.get("/api/events")
     def api_events() -> Response:

@@ -160,3 +160,19 @@ def test_a_rules_fault_leaves_the_page_working(tmp_path):
     r = c.get("/api/report", headers=h)
     assert r.status_code == 503 and "rules failed" in r.get_json()["error"]
     assert c.get("/api/disk/d1", headers=h).status_code == 200
+
+
+def test_frame_is_served_once_per_scene_version(make_client):
+    import numpy as np
+
+    from tablesight.scene import load_scene
+    from webui.feeds import DemoFeed
+
+    scene = load_scene("tests/webui/scene_webui_skirmish.json")
+    frame = np.zeros((40, 60, 3), np.uint8)
+    c = make_client(feed=DemoFeed(item_s=60, sequence_factory=lambda seed: [(frame, scene, True)]))
+    r = c.get("/api/frame.jpg")
+    assert r.status_code == 200 and r.mimetype == "image/jpeg" and r.data[:2] == b"\xff\xd8"
+    etag = r.headers["ETag"]
+    assert c.get("/api/frame.jpg", headers={"If-None-Match": etag}).status_code == 304
+    assert c.get("/api/view").get_json()["has_frame"] is True
