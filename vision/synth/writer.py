@@ -69,7 +69,8 @@ def write_folder(out: str | Path, seed: int, count: int, tier: str = "standard",
         name = f"frame_{i:04d}"
         _write_bytes(out / f"{name}.jpg", fr.jpeg)
         (out / f"{name}.scene.json").write_text(dump_json(fr.scene.to_json()) + "\n", encoding="utf-8")
-        frames.append({"image": f"{name}.jpg", "scene": f"{name}.scene.json", "render_ms": round(fr.render_ms, 1)})
+        frames.append({"image": f"{name}.jpg", "scene": f"{name}.scene.json", "render_ms": round(fr.render_ms, 1),
+                       "render_cpu_ms": round(fr.render_cpu_ms, 1)})
         if first_image is None:
             first_image = fr.image
         if progress:
