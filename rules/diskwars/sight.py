@@ -38,6 +38,14 @@ class Sight:
         elevated = np.array([t.has("elevated") for t in board.terrain], bool)
         self.on_elevated = ov[:, elevated].any(axis=1) if len(board.terrain) else np.zeros(n, bool)
         self.blocking_overlap = ov[:, self.blocking] if self.blocking else np.zeros((n, 0), bool)
+        # A disk that reaches into a blocking piece by no more than the contact tolerance is touching it
+        # (not overlapping: the piece still blocks). Its lines of sight start from the touching point, so
+        # measure them from the disk shrunk by that intrusion.
+        self.radii = board.radii.copy()
+        if self.blocking and n:
+            depth = board.terrain_depth[:, self.blocking]
+            intrusion = np.where(self.blocking_overlap, 0.0, np.clip(depth, 0.0, None)).max(axis=1)
+            self.radii -= intrusion
         self._set: tuple[geometry.Obstacles, np.ndarray] | None = None
 
     def obstacle_set(self) -> tuple[geometry.Obstacles, np.ndarray]:
@@ -53,8 +61,8 @@ class Sight:
         b = self.board
         obs, owner = self.obstacle_set()
         active = ~(self.blocking_overlap[i] | self.blocking_overlap[j])
-        ra = np.maximum(b.radii[i] - delta, 1e-9)
-        rb = np.maximum(b.radii[j] - delta, 1e-9)
+        ra = np.maximum(self.radii[i] - delta, 1e-9)
+        rb = np.maximum(self.radii[j] - delta, 1e-9)
         return geometry.los_many(b.centres[i], ra, b.centres[j], rb, obs, active[:, owner])
 
     def los(self, i: int, j: int, delta: float = 0.0) -> LosResult:
@@ -64,7 +72,7 @@ class Sight:
             c = (float(b.centres[i, 0]), float(b.centres[i, 1]))
             return LosResult(True, (c, c))
         if self.on_elevated[i] or self.on_elevated[j] or not self.blocking:
-            return _centre_witness(b.centres[i], b.radii[i], b.centres[j], b.radii[j])
+            return _centre_witness(b.centres[i], self.radii[i], b.centres[j], self.radii[j])
         vis, wit = self._batch(np.array([i]), np.array([j]), delta)
         return _result(vis[0], wit[0])
 
@@ -82,8 +90,9 @@ class Sight:
         dist = np.hypot(v[:, 0], v[:, 1])
         u = v / np.maximum(dist, 1e-300)[:, None]
         touching = dist <= b.radii[iu] + b.radii[ju]
-        p = np.where(touching[:, None], b.centres[iu], b.centres[iu] + b.radii[iu, None] * u)
-        q = np.where(touching[:, None], b.centres[ju], b.centres[ju] - b.radii[ju, None] * u)
+        r = self.radii
+        p = np.where(touching[:, None], b.centres[iu], b.centres[iu] + r[iu, None] * u)
+        q = np.where(touching[:, None], b.centres[ju], b.centres[ju] - r[ju, None] * u)
         witness = np.stack([p, q], axis=1)
         free = self.on_elevated[iu] | self.on_elevated[ju] | touching
         if not self.blocking:

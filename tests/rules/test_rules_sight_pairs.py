@@ -50,9 +50,14 @@ def test_piece_a_disk_overlaps_does_not_block_its_lines(keywords):
     assert not line_of_sight(scene([A, B], terrain=[wall_far]), "a", "b").visible
 
 
-def test_touching_a_piece_is_not_overlapping_it():
-    wall = piece("wall", rect(122, 0, 160, 900), "blocks_los")  # a's edge touches x = 122
-    assert not line_of_sight(scene([A, B], terrain=[wall]), "a", "b").visible
+@pytest.mark.parametrize("wall_x", [122.0, 121.7])  # exact contact; 0.3 mm in: within the contact tolerance
+def test_touching_a_piece_is_not_overlapping_it(wall_x):
+    poly = rect(wall_x, 300, 160, 900)  # a's right edge touches the wall's left side
+    sc = scene([A, disk("c", 700, 100, 22), disk("d", 100, 150, 22)], terrain=[piece("wall", poly, "blocks_los")])
+    assert build_report(sc).terrain_overlaps == ()
+    assert not line_of_sight(sc, "a", "c").visible  # the wall still blocks a's lines past it
+    res = line_of_sight(sc, "a", "d")  # straight up beside the wall: clear
+    assert res.visible and on_segment_clear(res.witness, poly)
 
 
 def test_elevated_terrain_sees_over_everything():
