@@ -587,8 +587,12 @@
       const calls = rep.borderline || [];
       $("calls-count").textContent = calls.length || "";
       h.push(calls.length ? `<p class="hint">Calls a measurement error this small could flip. Check these by eye.</p>${calls.map(callHtml).join("")}` : '<p class="hint">No close calls: every call is clear of the measurement tolerance.</p>');
-      const off = rep.off_battlefield || rep.off_table;
-      if (off && off.length) h.push(`<h3>Off the battlefield</h3><div>${off.map((x) => nameChip(typeof x === "string" ? x : x.id || x.disk)).join("")}</div>`);
+      const off = rep.off_battlefield || [];
+      if (off.length) h.push(`<h3>Off the battlefield</h3>${off.map((o) => `<div class="call">${nameChip(o.disk)} ${o.wholly ? "<b>wholly outside</b> (a casualty if it was activated)" : "partly outside"} <span class="sub">by ${fmt(Math.abs(o.margin_mm), 1)} mm</span></div>`).join("")}`);
+      const control = (rep.terrain_control || []).filter((c) => c.disks.length);
+      if (control.length) h.push(`<h3>Terrain control</h3>${control.map((c) => `<div class="row"><b>${esc(terrainName(c.terrain))}</b> <span>${c.controller ? `${dot(c.controller)} ${esc(c.controller)} controls it` : c.players.length > 1 ? "contested: " + c.players.map(esc).join(", ") : "nobody controls it"}${c.unknown_owner.length ? ` <span class="sub">(owner unknown: ${c.unknown_owner.map(esc).join(", ")})</span>` : ""}</span></div>`).join("")}`);
+      const setup = rep.setup_violations || [];
+      if (setup.length) h.push(`<h3>Setup</h3>${setup.map((v) => `<div class="call"><b>${esc(v.kind.replace(/_/g, " "))}</b> ${esc(v.subject)}${v.other ? " – " + esc(v.other) : ""} <span class="sub">by ${fmt(Math.abs(v.margin_mm), 1)} mm${v.note ? " · " + esc(v.note) : ""}</span></div>`).join("")}`);
     }
     if (v.hidden_disks && v.hidden_disks.length) {
       h.push(`<h3>Marked "not a disk"</h3>${v.hidden_disks.map((id) => `<div class="row"><span>${esc(id)}</span><button class="btn" data-restore="${esc(id)}">Restore</button></div>`).join("")}${flashHtml("calls-msg")}`);
@@ -621,6 +625,16 @@
     });
   }
 
+  function updateBanner() {
+    const v = S.view;
+    if (!v) return;
+    const banner = $("banner");
+    if (v.health.source === "demo") { banner.hidden = false; banner.className = "banner"; banner.innerHTML = '<b>Demo table</b> — no camera connected<span class="long">; a looping synthetic game. Start <code>tablesight serve --camera 0 --calibration table.json</code> to watch your own table</span>.'; }
+    else if (v.health.source === "lost") { banner.hidden = false; banner.className = "banner bad"; banner.textContent = "The camera is lost — showing the last still table while it reconnects. " + (v.health.message || ""); }
+    else if (v.report_error) { banner.hidden = false; banner.className = "banner bad"; banner.textContent = v.report_error; }
+    else banner.hidden = true;
+  }
+
   let loading = null;
   async function loadView() {
     if (loading) return loading;
@@ -635,10 +649,7 @@
         if (S.terrainSel && !v.scene.terrain.some((t) => t.id === S.terrainSel)) S.terrainSel = null;
         setBackgroundButtons();
         renderHealth(v.health, v.busy);
-        const banner = $("banner");
-        if (v.health.source === "demo") { banner.hidden = false; banner.className = "banner"; banner.innerHTML = '<b>Demo table</b> — no camera connected<span class="long">; a looping synthetic game. Start <code>tablesight serve --camera 0 --calibration table.json</code> to watch your own table</span>.'; }
-        else if (v.report_error) { banner.hidden = false; banner.className = "banner bad"; banner.textContent = v.report_error; }
-        else banner.hidden = true;
+        updateBanner();
         fitTable();
         draw();
         if (S.selected) { renderDiskPanel(); loadDetails(S.selected); }
@@ -659,6 +670,7 @@
     es.addEventListener("state", (ev) => {
       const data = JSON.parse(ev.data);
       renderHealth(data.health, data.busy);
+      if (S.view && data.health) { S.view.health = data.health; updateBanner(); }
       if (data.key !== S.key) loadView();
     });
     es.onerror = () => renderHealth({ source: "lost", message: "connection to the server lost — reconnecting" }, false);
