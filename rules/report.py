@@ -128,10 +128,16 @@ class DeviationCandidate:
     engaged: bool  # engaged with the target: always nearer than any disk that is not
     overlap_area_mm2: float  # area shared with the target (orders the engaged ones, larger first)
     distance_mm: float  # edge to edge from the target
+    # measurement error that would swap this candidate with the next one (None: the rules fix the order)
+    order_margin_mm: float | None = None
+    # how far inside short range of the target (None for engaged disks, which always count)
+    range_margin_mm: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"disk": self.disk, "engaged": self.engaged, "overlap_area_mm2": _r(self.overlap_area_mm2, 1),
-                "distance_mm": _r(self.distance_mm)}
+                "distance_mm": _r(self.distance_mm),
+                "order_margin_mm": None if self.order_margin_mm is None else _r(self.order_margin_mm),
+                "range_margin_mm": None if self.range_margin_mm is None else _r(self.range_margin_mm)}
 
 
 @dataclass(frozen=True)

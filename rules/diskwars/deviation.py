@@ -8,6 +8,7 @@ candidates in that order, and flags neighbours in the order that a measurement e
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -40,8 +41,13 @@ def _candidates(board: Board, t: int, engaged: set[str]) -> tuple[DeviationCandi
     eng = is_engaged[idx]
     # engaged first, by larger overlapped area; then the rest by distance, larger overlap, id (idx is id order)
     order = np.lexsort((idx, np.where(eng, 0.0, -area), np.where(eng, -area, gap), ~eng))
-    return tuple(DeviationCandidate(board.ids[k], bool(e), a, g) for k, e, a, g in
-                 zip(idx[order].tolist(), eng[order].tolist(), area[order].tolist(), gap[order].tolist()))
+    plain = [DeviationCandidate(board.ids[k], bool(e), a, g, None, None if e else short - g) for k, e, a, g in
+             zip(idx[order].tolist(), eng[order].tolist(), area[order].tolist(), gap[order].tolist())]
+    out = []
+    for k, c in enumerate(plain):
+        m = _tie_margin(board, t, c, plain[k + 1]) if k + 1 < len(plain) else None
+        out.append(replace(c, order_margin_mm=m))
+    return tuple(out)
 
 
 def _tie_margin(board: Board, t: int, a: DeviationCandidate, b: DeviationCandidate) -> float | None:
@@ -64,7 +70,7 @@ def _ties(board: Board, t: int, cands: tuple[DeviationCandidate, ...]) -> list[B
     out = []
     target = board.ids[t]
     for a, b in zip(cands, cands[1:]):
-        m = _tie_margin(board, t, a, b)
+        m = a.order_margin_mm
         if m is not None and m <= tol:
             out.append(Borderline("deviation", a.disk, b.disk, m, f"nearer to {target}: too close to call"))
     return out

@@ -146,6 +146,9 @@ def test_deviation_order_engaged_by_area_then_distance_with_ties():
     ties = [(b.a, b.b) for b in rep.borderline if b.kind == "deviation"]
     assert ("near", "near-too") in ties
     assert [c.disk for c in cands][3:] == ["near", "near-too"]
+    assert cands[3].order_margin_mm == pytest.approx(0.4) and cands[3].range_margin_mm == pytest.approx(60.0)
+    assert cands[0].range_margin_mm is None and cands[-1].order_margin_mm is None
+    assert cands[1].order_margin_mm is None  # engaged before not engaged: the rules decide
 
 
 def test_deviation_candidates_unknown_target():
