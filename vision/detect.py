@@ -44,18 +44,19 @@ class DetectorConfig:
     vote_min: float = 0.2               # accumulator peak, as a fraction of the rim, to become a candidate
     max_candidates_per_size: int = 120
     edge_min: float = 8.0                # minimum colour step (0-255 units per px) for a rim point
-    ray_contrast: float = 1.0
-    min_alignment: float = 0.6           # share of the gradient energy along the ray at a rim point            # a rim point's step over the median step along its ray
+    ray_contrast: float = 1.0            # a rim point's step over the low quartile of steps along its ray
+    min_alignment: float = 0.55          # share of the gradient energy along the ray at a rim point
     rim_tolerance_px: float = 1.6        # a rim point supports the circle within this distance
     accept_strong: float = 0.55          # rim fraction accepted on its own
     accept_min: float = 0.27             # rim fraction accepted when the open part of the rim is consistent
     accept_min_history: float = 0.16     # same, for a disk the previous scene had here
     open_consistency: float = 0.55       # fraction of the open (not under an accepted disk) rim that must show
-    radius_freedom_px: float = 1.2       # a mostly seen disk's radius may differ this much from its class
-    max_residual_px: float = 1.1        # RMS distance of the rim points to the fitted circle
-    accept_on_top: float = 0.7           # rim fraction of a disk lying mostly on accepted disks
+    radius_freedom_px: float = 2.0       # a mostly seen disk's radius may differ this much from its class
+    max_residual_px: float = 1.3        # RMS distance of the rim points to the fitted circle
+    min_step_consistency: float = 0.35    # the colour must step the same way across the rim (not texture)
+    accept_on_top: float = 0.65           # rim fraction of a disk lying mostly on accepted disks
     ring_uniform_min: float = 0.3        # fraction of rim rays whose border ring has the disk's ring colour
-    ring_uniform_on_top: float = 0.6
+    ring_uniform_on_top: float = 0.55
     ring_depth_mm: float = 2.5           # where the border ring is sampled, inside the rim
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
 
@@ -163,7 +164,7 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     fx, fy = dx.astype(np.float32), dy.astype(np.float32)
     if fx.ndim == 2:
         fx, fy = fx[..., None], fy[..., None]
-    tensor = cv2.GaussianBlur(np.dstack([(fx * fx).sum(2), (fy * fy).sum(2), (fx * fy).sum(2)]), (5, 5), 1.0)
+    tensor = cv2.GaussianBlur(np.dstack([(fx * fx).sum(2), (fy * fy).sum(2), (fx * fy).sum(2)]), (3, 3), 0.7)
     edges = cv2.Canny(half, cfg.canny_low, cfg.canny_high, L2gradient=True)
     ys, xs = np.nonzero(edges)
     out_x, out_y, out_s = [], [], []
@@ -342,6 +343,8 @@ class _Verified:
     ny: np.ndarray
     residual: np.ndarray       # (M,) RMS of supported points
     ring_uniform: np.ndarray   # (M,) fraction of supported rays whose border-ring colour matches the median
+    steps: np.ndarray          # (M,) step consistency across the rim (see _step_consistency)
+    alignment: np.ndarray      # (M,) mean share of gradient energy along the rays at the supporting rim points
     seed_id: list = field(default_factory=list)
     seed_z: list = field(default_factory=list)
     shadow: Shadow | None = None
@@ -451,6 +454,20 @@ def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: 
     return cx, cy, off, angles, rr
 
 
+def _step_consistency(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, off: np.ndarray,
+                      angles: np.ndarray, support: np.ndarray, across: float = 2.5) -> np.ndarray:
+    """How consistently the colour steps the same way across the supported rim points (resultant length of the
+    inside-minus-outside colour vectors, 0..1). A disk's ring against the felt steps the same way all round;
+    texture (grass, gravel, printed art) steps every which way."""
+    rho = r[:, None] + np.nan_to_num(off)
+    ca, sa = np.cos(angles)[None, :], np.sin(angles)[None, :]
+    inner = _sample(img, cx[:, None] + (rho - across) * ca, cy[:, None] + (rho - across) * sa)
+    outer = _sample(img, cx[:, None] + (rho + across) * ca, cy[:, None] + (rho + across) * sa)
+    v = (inner - outer) * support[..., None]
+    total = np.linalg.norm(v, axis=2).sum(1)
+    return np.linalg.norm(v.sum(1), axis=1) / np.maximum(total, 1e-6)
+
+
 def _residual(off: np.ndarray, support: np.ndarray, angles: np.ndarray, shadow: "Shadow | None") -> np.ndarray:
     """RMS distance of the supporting rim points to the circle (the shadow side left out)."""
     use = support if shadow is None else support & ~shadow.shadowed(angles)[None, :]
@@ -474,6 +491,17 @@ def _ring_uniformity(ring: np.ndarray, support: np.ndarray, match: float = 38.0)
         mean = np.where(near.sum(1) >= 3, (ring * near).sum(1) / np.maximum(near.sum(1), 1.0), mean)
     inl = (np.linalg.norm(ring - mean[:, None, :], axis=2) <= match) & support
     return np.where(support.sum(1) >= 4, inl.sum(1) / np.maximum(support.sum(1), 1), 0.0)
+
+
+def _densest_median(values: np.ndarray, width: float = 1.0) -> float:
+    """Median of the densest `width`-wide cluster of values (phantoms such as a larger disk's printed inner ring
+    form their own, smaller cluster)."""
+    v = np.sort(np.asarray(values, np.float64))
+    if len(v) == 0:
+        return 0.0
+    hi = np.searchsorted(v, v + width, side="right")
+    i = int(np.argmax(hi - np.arange(len(v))))
+    return float(np.median(v[i:hi[i]]))
 
 
 def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: DetectorConfig, K: int,
@@ -503,20 +531,40 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     if len(g):
         lone = g[_lone(cx[g], cy[g], rf[g])]
         shadow = _shadow_direction(img, cx[lone], cy[lone], rf[lone])
-    if shadow is not None and len(g):
-        # Refit the clear candidates away from their shadow side before measuring the radius offset.
-        off_g, _, _ = _rim_points(img, cx[g], cy[g], rf[g], angles, 2.5, cfg)
-        cx[g], cy[g], rf[g] = _fit_circles(cx[g], cy[g], rf[g], off_g, angles, ray_w=shadow.fit_weights(angles))
-    delta_all = float(np.median((rf - r0)[good])) if good.sum() >= 3 else 0.0
+    # Second pass for every candidate, the shadow side left out of the fit, starting from its own radius.
+    ray_w = None if shadow is None else shadow.fit_weights(angles)
+    for window in (3.0, 2.0):
+        off, _, _ = _rim_points(img, cx, cy, rf, angles, window, cfg)
+        cx, cy, rf = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, iterations=4, scale=1.5,
+                                  ray_w=ray_w)
+    off, _, _ = _rim_points(img, cx, cy, rf, angles, 2.0, cfg)
+    seen = np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)
+    if ray_w is not None:
+        seen &= ray_w > 0
+    n_open_rays = K if ray_w is None else float((ray_w > 0).sum())
+    good &= seen.sum(1) >= 0.6 * n_open_rays
+    if good.any():  # lone disks only: a neighbour's rim inside the window bends the radius
+        g = np.nonzero(good)[0]
+        good[g[~_lone(cx[g], cy[g], rf[g], gap=3.0)]] = False
+    delta_all = _densest_median((rf - r0)[good]) if good.sum() >= 3 else 0.0
     delta = np.zeros(len(radii))
     for k in range(len(radii)):
         sel = good & (cand.size_idx == k)
-        delta[k] = float(np.median((rf - r0)[sel])) if sel.sum() >= 3 else delta_all
-    r = r0 + delta[cand.size_idx]
-    cx, cy, off, angles, r = _measure(img, cx, cy, r, K, cfg, ((2.5, 3, 1.0), (2.0, 2, 1.0)), shadow,
-                                      cfg.radius_freedom_px)
-    aligned = None if tensor is None else _alignment(tensor, cx, cy, r, off, angles) >= cfg.min_alignment
-    support = _support(off, angles, shadow, cfg.rim_tolerance_px, aligned)
+        delta[k] = _densest_median((rf - r0)[sel]) if sel.sum() >= 3 else delta_all
+    # A disk seen all round keeps its own radius near its class; one seen in part gets the class radius, so that
+    # its centre is not pulled along by a radius its visible arc cannot fix.
+    rc = r0 + delta[cand.size_idx]
+    well_seen = seen.sum(1) >= 0.55 * n_open_rays
+    r = np.where(well_seen, np.clip(rf, rc - cfg.radius_freedom_px, rc + cfg.radius_freedom_px), rc)
+    part = ~well_seen
+    if part.any():
+        for window in (2.5, 2.0):
+            off_p, _, _ = _rim_points(img, cx[part], cy[part], r[part], angles, window, cfg)
+            cx[part], cy[part] = _fit_centres(cx[part], cy[part], r[part], off_p, angles, iterations=3, scale=1.0,
+                                              ray_w=ray_w)
+    off, _, _ = _rim_points(img, cx, cy, r, angles, 2.0, cfg)
+    align = np.ones_like(off) if tensor is None else _alignment(tensor, cx, cy, r, off, angles)
+    support = _support(off, angles, shadow, cfg.rim_tolerance_px, align >= cfg.min_alignment)
     frac = support.mean(1)
     keep = frac >= np.where(seeded, 0.8 * cfg.accept_min_history, 0.8 * cfg.accept_min)
     # The same disk found from two peaks: keep the better-supported copy (and the seed id of either).
@@ -534,7 +582,7 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
         if seed_id[i] is not None and seed_id[j] is None:
             seed_id[j], seed_z[j] = seed_id[i], seed_z[i]
     sel = np.array(sorted(chosen), dtype=np.int64)
-    cx, cy, r, off, support = cx[sel], cy[sel], r[sel], off[sel], support[sel]
+    cx, cy, r, off, support, align = cx[sel], cy[sel], r[sel], off[sel], support[sel], align[sel]
     ring_depth = cfg.ring_depth_mm * ppm
     ca, sa = np.cos(angles), np.sin(angles)
     rho = r[:, None] + np.nan_to_num(off)
@@ -542,7 +590,8 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     ring = _ring_samples(img, cx, cy, r, angles, ring_depth)
     return _Verified(cx, cy, r, cand.size_idx[sel], support, cx[:, None] + rho * ca, cy[:, None] + rho * sa,
                      cx[:, None] + r[:, None] * ca, cy[:, None] + r[:, None] * sa, resid,
-                     _ring_uniformity(ring, support), [seed_id[i] for i in sel], [seed_z[i] for i in sel], shadow)
+                     _ring_uniformity(ring, support), _step_consistency(img, cx, cy, r, off, angles, support),
+                     (align * support).sum(1) / np.maximum(support.sum(1), 1), [seed_id[i] for i in sel], [seed_z[i] for i in sel], shadow)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -556,7 +605,8 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
     covered = np.zeros((M, K), bool)
     seeded = np.array([s is not None for s in v.seed_id], bool)
     emin = np.where(seeded, cfg.accept_min_history, cfg.accept_min)
-    good_fit = (v.residual <= cfg.max_residual_px) & (v.ring_uniform >= cfg.ring_uniform_min)
+    good_fit = (v.residual <= cfg.max_residual_px) & (v.ring_uniform >= cfg.ring_uniform_min) & \
+        (v.steps >= cfg.min_step_consistency)
     accepted: list[int] = []
     while alive.any():
         eff = v.support & ~explained
