@@ -368,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("folders", nargs="*", type=Path, metavar="DIR")
     p.add_argument("--generate", choices=["tuning", "gate"], help="render one folder per seed of this range")
-    p.add_argument("--tier", default="standard", choices=["easy", "standard", "hard"])
+    p.add_argument("--tier", action="append", choices=["easy", "standard", "hard"],
+                   help="tier of the generated folders (repeatable: one table per tier; default standard)")
     p.add_argument("--count", type=int, default=3, help="frames per generated folder (default 3)")
     p.add_argument("--seeds", type=int, default=None, help="use only the first N seeds of the range")
     p.add_argument("--resolution", default="1080p", choices=["1080p", "720p"])
@@ -394,20 +395,27 @@ def main(argv: list[str] | None = None) -> int:
                     raise InputError(f"--detector {spec}: cannot import it ({exc})") from None
                 print(f"note: {spec} not available ({exc}); evaluating the baseline only", file=sys.stderr)
         detectors[BASELINE] = load_detector(BASELINE)
-        folders = list(args.folders)
+        command = "benchmarks/eval_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        sections = []
+        groups: list[tuple[str | None, list[Path]]] = []
+        if args.folders:
+            groups.append((None, list(args.folders)))
         tmp = None
         if args.generate:
             workdir = args.workdir
             if workdir is None:
                 tmp = tempfile.TemporaryDirectory(prefix="tablesight-eval-")
                 workdir = Path(tmp.name)
-            folders += generate(args.generate, args.tier, args.count, args.resolution, workdir, args.seeds,
-                                boards=12 if args.intrinsics == "boards" else 0,
-                                log=lambda m: print(m, file=sys.stderr))
-        tallies, info = evaluate(folders, detectors, args.calibration, args.intrinsics,
-                                 stable_only=not args.all_frames, log=lambda m: print(m, file=sys.stderr))
-        command = "benchmarks/eval_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        text = markdown(tallies, info, command, BASELINE)
+            for tier in args.tier or ["standard"]:
+                groups.append((tier, generate(args.generate, tier, args.count, args.resolution, workdir, args.seeds,
+                                              boards=12 if args.intrinsics == "boards" else 0,
+                                              log=lambda m: print(m, file=sys.stderr))))
+        for tier, folders in groups:
+            tallies, info = evaluate(folders, detectors, args.calibration, args.intrinsics,
+                                     stable_only=not args.all_frames, log=lambda m: print(m, file=sys.stderr))
+            title = f"## {args.generate} seeds, tier {tier}" if tier else "## Folders"
+            sections.append(title + "\n\n" + markdown(tallies, info, command, BASELINE))
+        text = "# Vision evaluation on synthetic frames\n\n" + "\n".join(sections)
         print(text)
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
