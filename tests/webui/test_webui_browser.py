@@ -175,6 +175,8 @@ def test_overlays_pins_engagements_harried_and_terrain(browser, server):
     for e in v.report.engagements:
         assert page.locator(f'g.eng-badge[data-engagement="{e.id}"] text').text_content() == order[e.id]
     assert page.locator("circle.harried-mark").count() == len(v.report.harried)
+    unsure = [d.id for d in v.scene.disks if d.confidence is not None and d.confidence < 0.6]
+    assert unsure == ["d6"] and page.locator('g.disk[data-disk="d6"] text.unsure-mark').count() == 1
     assert "forest" in page.locator("#table").text_content()
     page.close()
 

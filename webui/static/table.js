@@ -17,6 +17,7 @@
   const PLAYER_COLOURS = ["#ff4d5e", "#4c8dff", "#ffb000", "#c05cff", "#2ed1c0", "#ff7ac8"];
   const UNKNOWN_COLOUR = "#e8e8e8";
   const MARGIN = 40; // mm drawn around the battlefield (disks partly off the table stay visible)
+  const LOW_CONFIDENCE = 0.6; // below this the camera's detection is marked "?" on the table
 
   const S = {
     view: null, key: null, selected: null, terrainSel: null, wholly: false,
@@ -218,6 +219,11 @@
         const t = el("text", { x: d.x_mm, y: d.y_mm, "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs, "font-weight": 700, fill: "#fff", stroke: "#000", "stroke-width": fs * 0.22, "paint-order": "stroke", "pointer-events": "none" }, g);
         t.textContent = label;
       }
+      if (d.confidence !== undefined && d.confidence < LOW_CONFIDENCE) {
+        // The camera is unsure about this one: say so on the disk itself.
+        const q = el("text", { x: d.x_mm - d.radius_mm * 0.72, y: d.y_mm - d.radius_mm * 0.72, "text-anchor": "middle", "dominant-baseline": "central", "font-size": px * 15, "font-weight": 800, fill: "#ffd23f", stroke: "#000", "stroke-width": px * 3, "paint-order": "stroke", class: "unsure-mark", "pointer-events": "none" }, g);
+        q.textContent = "?";
+      }
       if (d.corrected) {
         el("circle", { cx: d.x_mm + d.radius_mm * 0.72, cy: d.y_mm - d.radius_mm * 0.72, r: px * 4, fill: "#5eb3ff", stroke: "#000", "stroke-width": px }, g);
       }
@@ -334,7 +340,8 @@
     const det = S.details.get(`${S.key}/${d.id}`);
     const h = [];
     h.push(`<h2>${esc(unitName(d) || "Unknown unit")}</h2>`);
-    h.push(`<div class="sub">${dot(d.player)} ${esc(d.player || "owner unknown")} · disk ${esc(d.id)}${d.size ? " · " + esc(d.size) : ""} · Ø ${fmt(2 * d.radius_mm, 0)} mm${d.confidence !== undefined ? ` · seen ${Math.round(d.confidence * 100)}%` : ""}</div>`);
+    h.push(`<div class="sub">${dot(d.player)} ${esc(d.player || "owner unknown")} · disk ${esc(d.id)}${d.size ? " · " + esc(d.size) : ""} · Ø ${fmt(2 * d.radius_mm, 0)} mm${d.confidence !== undefined ? ` · camera ${Math.round(d.confidence * 100)}% sure` : ""}</div>`);
+    if (d.confidence !== undefined && d.confidence < LOW_CONFIDENCE) h.push('<div><span class="chip warn">the camera is unsure about this disk: check it, correct it below</span></div>');
     if (d.corrected) h.push(`<div><span class="chip fixed">corrected: ${esc(d.corrected.join(", "))}</span></div>`);
     const cat = d.unit ? S.units.get(d.unit) : null;
     if (d.unit && !cat && S.units.size) h.push(`<div class="sub">“${esc(d.unit)}” is not in the unit catalog: its stats are unknown.</div>`);
@@ -399,7 +406,8 @@
     return t ? (t.name || t.id) : id;
   }
   function callHtml(b) {
-    const who = b.b ? `${esc(diskName(b.a))} – ${esc(diskName(b.b))}` : esc(diskName(b.a));
+    const chip = (id) => (diskById(id) ? nameChip(id) : esc(id));  // a call may name a terrain piece too
+    const who = b.b ? `${chip(b.a)} – ${chip(b.b)}` : chip(b.a);
     return `<div class="call"><b>${esc(b.kind)}</b> ${who}: within ${fmt(b.margin_mm, 1)} mm of flipping${b.note ? ` <span class="sub">(${esc(b.note)})</span>` : ""}</div>`;
   }
 
@@ -586,7 +594,8 @@
     else {
       const calls = rep.borderline || [];
       $("calls-count").textContent = calls.length || "";
-      h.push(calls.length ? `<p class="hint">Calls a measurement error this small could flip. Check these by eye.</p>${calls.map(callHtml).join("")}` : '<p class="hint">No close calls: every call is clear of the measurement tolerance.</p>');
+      const tol = rep.tolerance_mm !== undefined ? ` (tolerance ${fmt(rep.tolerance_mm, 1)} mm)` : "";
+      h.push(calls.length ? `<p class="hint">Calls a measurement error this small could flip${tol}. Check these by eye.</p>${calls.map(callHtml).join("")}` : `<p class="hint">No close calls: every call is clear of the measurement tolerance${tol}.</p>`);
       const off = rep.off_battlefield || [];
       if (off.length) h.push(`<h3>Off the battlefield</h3>${off.map((o) => `<div class="call">${nameChip(o.disk)} ${o.wholly ? "<b>wholly outside</b> (a casualty if it was activated)" : "partly outside"} <span class="sub">by ${fmt(Math.abs(o.margin_mm), 1)} mm</span></div>`).join("")}`);
       const control = (rep.terrain_control || []).filter((c) => c.disks.length);
@@ -598,6 +607,7 @@
       h.push(`<h3>Marked "not a disk"</h3>${v.hidden_disks.map((id) => `<div class="row"><span>${esc(id)}</span><button class="btn" data-restore="${esc(id)}">Restore</button></div>`).join("")}${flashHtml("calls-msg")}`);
     }
     pane.innerHTML = h.join("");
+    for (const t of pane.querySelectorAll("[data-disk]")) t.addEventListener("click", () => selectDisk(t.dataset.disk));
     for (const b of pane.querySelectorAll("[data-restore]")) b.addEventListener("click", () => correct("/api/corrections/not-a-disk", { disk: b.dataset.restore, not_disk: false }, "Restored."));
   }
 
