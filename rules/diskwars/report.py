@@ -56,9 +56,13 @@ def _pairs(board: Board) -> tuple[tuple[Pair, ...], tuple[Borderline, ...]]:
     limits = np.array([bands.short, bands.medium, bands.long])
     names = np.array(ranges.BANDS)
     band = names[np.searchsorted(limits, gap, side="left")]  # first limit >= distance: limits inclusive
-    far_ab = names[np.searchsorted(limits, np.maximum(0.0, cd - r[iu] + r[ju]), side="left")]
-    far_ba = names[np.searchsorted(limits, np.maximum(0.0, cd - r[ju] + r[iu]), side="left")]
+    reach_ab = np.maximum(0.0, cd - r[iu] + r[ju])  # a's edge to b's far side ("wholly within", FAQ Range)
+    reach_ba = np.maximum(0.0, cd - r[ju] + r[iu])
+    far_ab = names[np.searchsorted(limits, reach_ab, side="left")]
+    far_ba = names[np.searchsorted(limits, reach_ba, side="left")]
     band_margin = np.abs(gap[:, None] - limits[None]).min(axis=1)
+    wholly_margin = np.minimum(np.abs(reach_ab[:, None] - limits[None]).min(axis=1),
+                               np.abs(reach_ba[:, None] - limits[None]).min(axis=1))
     ids = board.ids
     rows = zip(iu.tolist(), ju.tolist(), gap.tolist(), band.tolist(), visible.tolist(), witness.tolist(),
                far_ab.tolist(), far_ba.tolist())
@@ -68,6 +72,9 @@ def _pairs(board: Board) -> tuple[tuple[Pair, ...], tuple[Borderline, ...]]:
     for k in np.flatnonzero(band_margin <= tol):
         border.append(Borderline("band", ids[iu[k]], ids[ju[k]], float(band_margin[k]),
                                  f"{band[k]} at {gap[k]:.1f} mm"))
+    for k in np.flatnonzero(wholly_margin <= tol):
+        border.append(Borderline("wholly_band", ids[iu[k]], ids[ju[k]], float(wholly_margin[k]),
+                                 "wholly within: the far side is at a band limit"))
     for k in np.flatnonzero(~np.isnan(los_margin)):
         border.append(Borderline("los", ids[iu[k]], ids[ju[k]], float(los_margin[k]),
                                  "clear only by grazing terrain" if visible[k] else "blocked only just"))

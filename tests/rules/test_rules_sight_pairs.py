@@ -200,3 +200,11 @@ def test_report_json_has_the_contract_fields():
     assert set(rep["melee_order"]) >= {"must_precede", "sequence"}
     assert set(rep["pairs"][0]) >= {"a", "b", "distance_mm", "band", "los", "los_line_mm"}
     assert rep["pairs"][0]["los_line_mm"] is None
+
+
+def test_wholly_within_borderline():
+    sc = scene([disk("a", 100, 100, 22), disk("b", 100 + 44 + 156.3, 100, 22)])  # far side at 200.3 mm
+    rep = build_report(sc)
+    assert borderline(rep, "band") == []
+    assert borderline(rep, "wholly_band") == [("a", "b", 0.3)]
+    assert rep.pair("a", "b").wholly_band == "long"
