@@ -120,3 +120,43 @@ def test_in_range_monotone_and_wholly_is_stricter(rb, gap, step, ra, rbb):
             assert in_range(*near, band, rb)
         if in_range(*near, band, rb, wholly=True):
             assert in_range(*near, band, rb)
+
+
+FOUR = [{"id": f"p{k}", "initiative": k} for k in range(1, 5)]
+
+
+@st.composite
+def melee_piles(draw):
+    n = draw(st.integers(3, 9))
+    players = draw(st.integers(2, 4))
+    return [{"id": f"d{k}", "player": draw(st.sampled_from([f"p{i}" for i in range(1, players + 1)] + [None])),
+             "x_mm": draw(st.floats(300, 460)), "y_mm": draw(st.floats(300, 460)),
+             "radius_mm": draw(st.sampled_from(RADII)), "z": draw(st.integers(0, 5))} for k in range(n)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(melee_piles())
+def test_engagement_graph_invariants(disks):
+    """Every enemy pin lies inside one engagement (pinner attacking, pinned defending), engagements share no
+    (disk, role), harried disks are exactly those on both sides, and the sequence is a complete order that
+    respects every must_precede pair."""
+    rep = build_report(Scene.from_json({"format": "tablesight.scene/1", "players": FOUR, "disks": disks}))
+    where = {}
+    for e in rep.engagements:
+        for d in e.attackers:
+            assert (d, "attacker") not in where
+            where[(d, "attacker")] = e.id
+        for d in e.defenders:
+            assert (d, "defender") not in where
+            where[(d, "defender")] = e.id
+    enemy = [p for p in rep.pins if p.enemy]
+    for p in enemy:
+        assert where[(p.pinner, "attacker")] == where[(p.pinned, "defender")]
+    assert {d for d, _ in where} == {p.pinner for p in enemy} | {p.pinned for p in enemy}
+    assert set(rep.harried) == {p.pinner for p in enemy} & {p.pinned for p in enemy}
+    seq = rep.melee_order.sequence
+    assert sorted(seq) == sorted(e.id for e in rep.engagements)
+    for before, after in rep.melee_order.must_precede:
+        assert seq.index(before) < seq.index(after)
+    for c in rep.contests:
+        assert len(c.engagements) >= 2
