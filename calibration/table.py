@@ -211,16 +211,28 @@ class TableCalibration:
                     self._cache["maps"] = maps
         return maps
 
-    def _build_maps(self) -> tuple[np.ndarray, np.ndarray]:
+    def _build_maps(self, step: int = 8) -> tuple[np.ndarray, np.ndarray]:
+        # The map is smooth (a homography and a lens polynomial): compute it exactly on a grid every `step`
+        # pixels and interpolate bilinearly in between (error < 0.01 px, ~60x fewer lens evaluations).
         rw, rh = self.rectified_size
-        xs = np.arange(rw, dtype=np.float64)
-        ys = np.arange(rh, dtype=np.float64)
-        gx, gy = np.meshgrid(xs, ys)
+        gw, gh = -(-rw // step) + 2, -(-rh // step) + 2
+        # Coarse sample k sits at pixel (k - 1) * step + (step - 1) / 2, which is exactly where cv2.resize by
+        # `step` puts it (pixel-centre convention); one extra sample on each side covers the borders.
+        pos = lambda n: (np.arange(n, dtype=np.float64) - 1) * step + (step - 1) / 2.0  # noqa: E731
+        gx, gy = np.meshgrid(pos(gw), pos(gh))
         table = self.rectified_to_table(np.stack([gx.ravel(), gy.ravel()], axis=1))
-        raw = self.table_to_image(table).astype(np.float32)
-        mapx = raw[:, 0].reshape(rh, rw)
-        mapy = raw[:, 1].reshape(rh, rw)
-        return cv2.convertMaps(mapx, mapy, cv2.CV_16SC2)
+        raw = self.table_to_image(table).astype(np.float32).reshape(gh, gw, 2)
+        full = cv2.resize(raw, (gw * step, gh * step), interpolation=cv2.INTER_LINEAR)
+        full = full[step:step + rh, step:step + rw]
+        return cv2.convertMaps(np.ascontiguousarray(full[..., 0]), np.ascontiguousarray(full[..., 1]),
+                               cv2.CV_16SC2)
+
+    def _exact_map(self) -> np.ndarray:
+        """The float map computed at every pixel (for checking the interpolated one)."""
+        rw, rh = self.rectified_size
+        gx, gy = np.meshgrid(np.arange(rw, dtype=np.float64), np.arange(rh, dtype=np.float64))
+        table = self.rectified_to_table(np.stack([gx.ravel(), gy.ravel()], axis=1))
+        return self.table_to_image(table).reshape(rh, rw, 2)
 
     def rectify(self, frame_bgr: np.ndarray, interpolation: int = cv2.INTER_LINEAR) -> np.ndarray:
         """The top-down rectified view of a frame (undistorted and rectified in one remap)."""

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from calib_frames import board_set
-from calibration.camera import BoardSpec, CameraIntrinsics, calibrate_camera_images
+from calibration.camera import (BoardSpec, BoardView, CameraIntrinsics, calibrate_camera_images,
+                                calibrate_camera_views)
 from tablesight.errors import InputError
 
 DATA = "/usr/share/doc/opencv-doc/examples/data"
@@ -59,21 +60,17 @@ def test_unusable_images_are_rejected_with_a_reason(bad, reason):
 
 
 def test_boards_only_in_the_middle_warn_about_coverage():
-    _, photos = board_set(101)
-    # Crop-free way to keep only central boards: blank everything but the middle third of each photo.
-    central = []
-    for p in photos:
-        q = p.copy()
-        mask = np.zeros(q.shape[:2], bool)
-        mask[360:720, 640:1280] = True
-        q[~mask] = 120
-        central.append(q)
-    images = [(f"c{i}", p) for i, p in enumerate(central)]
-    try:
-        result = calibrate_camera_images(images, BoardSpec("chessboard", 9, 6, 30.0))
-    except InputError as exc:  # too few boards fit in the middle: also an honest answer
-        assert "usable board" in str(exc)
-        return
+    """Board views whose corners all fall in the middle of the picture (projected, no image search)."""
+    cam, _ = board_set(101)
+    board = BoardSpec("chessboard", 9, 6, 30.0)
+    obj = board.object_points()
+    views = []
+    for k in range(6):
+        rvec = np.array([0.25 * np.cos(k), 0.25 * np.sin(k), 0.1 * k])
+        tvec = np.array([-120.0 + 8 * k, -75.0 - 5 * k, 1100.0 + 40 * k])
+        img, _ = cv2.projectPoints(obj, rvec, tvec, cam.K, cam.dist)
+        views.append(BoardView(f"v{k}", img.reshape(-1, 2).astype(np.float32), obj))
+    result = calibrate_camera_views(views, cam.size)
     assert result.coverage < 0.5
     assert any("cover" in w for w in result.warnings)
 

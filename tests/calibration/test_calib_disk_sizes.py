@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calib_frames import TableArt, random_pose, table_frame, webcam_1080p
+from calib_frames import TableArt, random_pose, table_frame, table_scene, webcam_1080p
 from calibration.camera import CameraIntrinsics
 from calibration.disk_sizes import _size_classes, measure_disk_diameters
 from calibration.table import calibrate_table
@@ -27,9 +27,8 @@ def _scene(seed, sizes):
     cam = webcam_1080p()
     rvec, tvec = random_pose(seed)
     intr = CameraIntrinsics(cam.K, cam.dist, cam.size)
-    empty = table_frame(TableArt(seed=seed), cam, rvec, tvec, seed=seed)
     with_disks = table_frame(TableArt(seed=seed, disks=disks), cam, rvec, tvec, seed=seed + 1)
-    return calibrate_table(empty, intr), with_disks
+    return calibrate_table(with_disks, intr), with_disks
 
 
 @pytest.mark.parametrize("seed, truth", [
@@ -56,9 +55,8 @@ def test_sizes_not_laid_out_keep_their_defaults():
 
 
 def test_an_empty_table_is_a_clear_error():
-    cal, _ = _scene(154, [])
-    cam = webcam_1080p()
-    empty = table_frame(TableArt(seed=154), cam, *random_pose(154), seed=9)
+    empty, cam, *_ = table_scene(101, ruler=False)
+    cal = calibrate_table(empty, CameraIntrinsics(cam.K, cam.dist, cam.size))
     with pytest.raises(InputError, match="no disks found"):
         measure_disk_diameters(empty, cal)
 

@@ -128,6 +128,14 @@ def test_rectified_image_puts_table_mm_where_the_geometry_says():
     assert cal.rectify_maps()[0] is cal.rectify_maps()[0]
 
 
+def test_interpolated_rectify_map_matches_the_exact_one():
+    frame, cam, *_ = table_scene(104)
+    cal = calibrate_table(frame, true_intrinsics(cam)).with_rectified(px_per_mm=0.5)
+    m1, m2 = cal.rectify_maps()
+    fast = cv2.convertMaps(m1, m2, cv2.CV_32FC2)[0]
+    assert np.abs(fast - cal._exact_map()).max() < 0.05
+
+
 def test_rectified_geometry_round_trips():
     frame, cam, *_ = table_scene(104)
     cal = calibrate_table(frame, true_intrinsics(cam)).with_rectified(px_per_mm=2.5)
