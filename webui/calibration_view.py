@@ -5,8 +5,8 @@ source" instead of showing numbers that mean nothing.
 
 What a camera feed offers the page (duck-typed, each optional): `feed.calibration` (the
 `calibration.table.TableCalibration` in use), `feed.drift` (a `calibration.drift.DriftMonitor`),
-`feed.latest_frame()` (the newest raw camera frame, BGR) and `feed.recalibrate()` (fit a new calibration on the
-current frame and use it).
+`feed.latest_frame()` (the newest raw camera frame, BGR), `feed.recalibrate()` (fit a new calibration on the
+current frame and use it) and `feed.use_disk_diameters((small, medium, large))` (detect with measured sizes).
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def calibration_json(feed: Any) -> dict[str, Any]:
     if drift is not None:
         out["drift"] = _jsonable(drift.state())
     out["can_recalibrate"] = callable(getattr(feed, "recalibrate", None))
+    out["can_measure_disks"] = callable(getattr(feed, "latest_frame", None))
+    out["can_use_disk_diameters"] = callable(getattr(feed, "use_disk_diameters", None))
     if callable(getattr(feed, "latest_frame", None)):
         out["frame_url"] = "/api/calibration/frame.jpg"
     out["checked_at"] = time.time()
@@ -117,6 +119,28 @@ def register(app: Flask, comp: Any) -> None:
     @app.get("/api/calibration")
     def api_calibration() -> Response:
         return jsonify(calibration_json(comp.feed))
+
+    @app.post("/api/calibration/measure-disks")
+    def api_measure_disks() -> Response:
+        """Measure the three disk diameters from disks laid apart on the table in the current frame."""
+        doc = calibration_json(comp.feed)
+        if not doc["available"] or not doc.get("can_measure_disks"):
+            resp = jsonify({"error": doc.get("reason") or "this source gives no camera frame to measure"})
+            resp.status_code = 409
+            return resp
+        frame = comp.feed.latest_frame()
+        if frame is None:
+            resp = jsonify({"error": "no camera frame yet"})
+            resp.status_code = 409
+            return resp
+        from calibration.disk_sizes import measure_disk_diameters
+
+        m = measure_disk_diameters(frame, comp.feed.calibration)  # InputError (no disks found) -> 400
+        out = {"measurement": m.to_json(), "applied": False}
+        if doc.get("can_use_disk_diameters"):
+            comp.feed.use_disk_diameters(m.diameters_mm)
+            out["applied"] = True
+        return jsonify(out)
 
     @app.post("/api/calibration/recalibrate")
     def api_recalibrate() -> Response:

@@ -97,3 +97,21 @@ def test_the_table_view_places_the_frame_by_the_calibration(camera_client):
 def test_the_calibration_page_renders(camera_client):
     html = camera_client.get("/calibration").get_data(as_text=True)
     assert "calibration.js" in html
+
+
+def test_measure_disk_sizes_from_the_current_frame(camera_client):
+    r = camera_client.post("/api/calibration/measure-disks", {})
+    assert r.status_code == 200, r.get_json()
+    m = r.get_json()["measurement"]
+    assert set(m["diameters_mm"]) == {"small", "medium", "large"}
+    assert r.get_json()["applied"] is False  # this feed cannot take them: the page says how to use them
+    # The route answers exactly what the calibration package measures on the feed's current frame.
+    from calibration.disk_sizes import measure_disk_diameters
+
+    direct = measure_disk_diameters(camera_client.feed.frame, camera_client.feed.calibration).to_json()
+    assert m == direct
+
+
+def test_measure_disk_sizes_is_refused_for_a_scene_file(client):
+    r = client.post("/api/calibration/measure-disks", {})
+    assert r.status_code == 409 and "not available" in r.get_json()["error"]

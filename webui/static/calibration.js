@@ -61,9 +61,25 @@
           <tr><td>shift</td><td class="num">${fmt(drift.shift_mm)} mm</td></tr><tr><td>checks / recalibrations</td><td class="num">${drift.checks} / ${drift.recalibrations}</td></tr>
           <tr><td colspan="2" class="sub">${esc(drift.message)}</td></tr></table>` : '<p class="sub">no drift monitor for this source</p>'}
         <h3>Age</h3><p>${c.age_s !== null && c.age_s !== undefined ? fmt(c.age_s / 60, 1) + " min" : esc(cal.created || "–")}; error ${fmt(c.error_mm)} mm</p>
+        <button class="btn" id="measure" ${c.can_measure_disks ? "" : "disabled"}>Measure disk sizes now</button>
+        <div class="sub">Lay a few disks of each size apart on the felt first.</div><div class="msg" id="measure-msg"></div>
         <button class="btn primary" id="recal" ${c.can_recalibrate ? "" : "disabled"}>Recalibrate from the current frame</button>
         <div class="msg" id="recal-msg"></div>
       </div></div>`;
+    const mb = $("measure");
+    if (mb) mb.addEventListener("click", async () => {
+      mb.disabled = true; $("measure-msg").className = "msg"; $("measure-msg").textContent = "measuring…";
+      try {
+        const r = await fetch(withToken("/api/calibration/measure-disks"), { method: "POST", headers: { "Content-Type": "application/json", "X-Tablesight-Token": writeKey }, body: "{}" });
+        const d = await r.json();
+        if (!r.ok) throw new Error(d.error || `HTTP ${r.status}`);
+        const m = d.measurement;
+        $("measure-msg").className = "msg good";
+        $("measure-msg").innerHTML = ["small", "medium", "large"].map((k) => `${k} Ø ${fmt(m.diameters_mm[k], 1)} mm ${m.measured[k] ? `(${m.counts[k]} disks, spread ${fmt(m.spread_mm[k], 1)} mm)` : "(default: none seen)"}`).join("<br>")
+          + `<br>${d.applied ? "In use now." : `Use them with <code>--disk-diameters-mm ${esc(m.argument)}</code>.`}`;
+      } catch (e) { $("measure-msg").className = "msg bad"; $("measure-msg").textContent = e.message; }
+      mb.disabled = false;
+    });
     const b = $("recal");
     if (b) b.addEventListener("click", async () => {
       b.disabled = true; $("recal-msg").textContent = "recalibrating…";
