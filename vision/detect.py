@@ -768,7 +768,8 @@ def fits_to_scene(fits: Sequence[DiskFit], z: Sequence[int], calibration: Any, s
             id=ids[k], x_mm=float(x), y_mm=float(y), radius_mm=sizes.radius(f.size), z=int(z[k]),
             player=prev.player if prev is not None else None, size=f.size,
             unit=prev.unit if prev is not None else None, confidence=round(float(conf), 4),
-            extra={"rim_visible": round(f.rim_fraction, 3)},
+            extra={"rim_visible": round(f.rim_fraction, 3),
+                   "ring_bgr": [int(round(c)) for c in f.ring_bgr]},
         ))
     extra: dict[str, Any] = {}
     if uncertain_pairs:
@@ -778,22 +779,34 @@ def fits_to_scene(fits: Sequence[DiskFit], z: Sequence[int], calibration: Any, s
                                                                          if k != "uncertain_pairs"}, **extra})
 
 
+def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous: Scene | None = None,
+                     config: DetectorConfig = DEFAULT_CONFIG) -> Scene:
+    """`detect_frame` on an image already rectified with `calibration` (the live pipeline rectifies once)."""
+    from vision.stacking import order_stacks
+
+    ppm = px_per_mm(calibration)
+    fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config)
+    order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)
+    return fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
+                         config.disk_thickness_mm)
+
+
+def sizes_for(calibration: Any, diameters_mm: Any = None) -> DiskSizes:
+    """The disk sizes to look for: given ones, else those measured at calibration, else the defaults."""
+    if diameters_mm is None and getattr(calibration, "disk_diameters_mm", None):
+        diameters_mm = calibration.disk_diameters_mm
+    return DiskSizes.coerce(diameters_mm)
+
+
 def detect_frame(frame_bgr: Any, calibration: Any, diameters_mm: Any = None, previous: Scene | None = None,
                  config: DetectorConfig = DEFAULT_CONFIG) -> Scene:
     """Disks of the three known sizes in one camera frame -> Scene (table mm, z from rim evidence + history).
 
-    `diameters_mm`: a DiskSizes, {small, medium, large} mapping or (S, M, L). `previous`: the last scene, which
-    seeds partly covered disks, keeps their ids and settles stacking pairs the frame cannot.
-    Raises InputError for an empty or corrupt frame or one whose size does not match the calibration.
+    `diameters_mm`: a DiskSizes, {small, medium, large} mapping or (S, M, L); default: the calibration's
+    measured diameters, else 44/64/89. `previous`: the last scene, which seeds partly covered disks, keeps their
+    ids and settles stacking pairs the frame cannot. Raises InputError for an empty or corrupt frame or one
+    whose size does not match the calibration.
     """
-    from vision.stacking import order_stacks
-
-    if diameters_mm is None and getattr(calibration, "disk_diameters_mm", None):
-        diameters_mm = calibration.disk_diameters_mm  # measured at calibration
-    sizes = DiskSizes.coerce(diameters_mm)
+    sizes = sizes_for(calibration, diameters_mm)
     rect = rectified_frame(frame_bgr, calibration)
-    ppm = px_per_mm(calibration)
-    fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config)
-    order = order_stacks(rect, fits, px_per_mm_=ppm)
-    return fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
-                         config.disk_thickness_mm)
+    return detect_rectified(rect, calibration, sizes, previous, config)

@@ -1,7 +1,7 @@
 """Drawn rectified tables for the vision tests: felt, disks with art and border rings, stacks, clutter.
 
-The images are already top-down at 1 px/mm (`IdentityCalibration` passes them through), so the detector is
-tested apart from the calibration.
+The images are already top-down at 1 px/mm (`identity_calibration()` passes them through unchanged), so the
+detector is tested apart from the camera.
 """
 
 from __future__ import annotations
@@ -12,35 +12,17 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from tablesight.errors import InputError
 
 RADII = {"small": 22.0, "medium": 32.0, "large": 44.5}
 RING_COLOURS = {"red": (40, 40, 200), "blue": (200, 90, 30), "yellow": (40, 210, 230), "white": (235, 235, 235)}
 SHIFT = 4  # cv2 drawing with sub-pixel centres: fixed point with 4 fractional bits
 
 
-class IdentityCalibration:
-    """A calibration for images that are already rectified (1 px/mm, 40 mm margin)."""
+def identity_calibration(size=(980, 980)):
+    """A real TableCalibration for images that are already rectified (1 px/mm, 40 mm margin)."""
+    from calibration.table import TableCalibration
 
-    rectified_px_per_mm = 1.0
-    rectified_origin_mm = (-40.0, -40.0)
-
-    def __init__(self, size=(980, 980)):
-        self.rectified_size = size
-
-    def check_frame(self, frame):
-        h, w = frame.shape[:2]
-        if (w, h) != tuple(self.rectified_size):
-            raise InputError(f"frame is {w}x{h} but the calibration is for {self.rectified_size[0]}x{self.rectified_size[1]}")
-
-    def rectify(self, frame):
-        return frame
-
-    def rectified_to_table(self, pts):
-        return np.asarray(pts, float) + np.array(self.rectified_origin_mm)
-
-    def table_to_rectified(self, pts):
-        return np.asarray(pts, float) - np.array(self.rectified_origin_mm)
+    return TableCalibration(tuple(size), np.array([[1.0, 0, -40.0], [0, 1.0, -40.0], [0, 0, 1.0]]))
 
 
 @dataclass

@@ -1,0 +1,120 @@
+"""Detection on drawn rectified tables: known disks, overlaps, stacks, clutter; bad frames; disk sizes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tablesight.errors import InputError
+from tablesight.scene import Scene
+from vision.detect import DetectorConfig, detect_frame
+from vision.sizes import DiskSizes
+from vision_tables import RADII, DrawnDisk, draw_table, identity_calibration, random_layout
+
+
+def _match(truth, scene, tol=5.0):
+    pairs, used = {}, set()
+    for i, g in enumerate(truth):
+        best = None
+        for d in scene.disks:
+            if d.id in used:
+                continue
+            e = math.hypot(d.x_mm - g.x_mm, d.y_mm - g.y_mm)
+            if e < tol and (best is None or e < best[0]):
+                best = (e, d)
+        if best:
+            used.add(best[1].id)
+            pairs[i] = best
+    return pairs
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_drawn_tables_are_found_with_size_centre_and_order(seed):
+    truth = random_layout(seed, n=30, stacks=5)
+    img = draw_table(truth, seed, clutter=True)
+    scene = detect_frame(img, identity_calibration())
+    pairs = _match(truth, scene)
+    assert len(pairs) >= len(truth) - 1, "recall on a clean drawn table"
+    assert len(scene.disks) - len(pairs) <= 2, "false positives on a clean drawn table"
+    errs = [e for e, _ in pairs.values()]
+    assert np.median(errs) < 0.4
+    assert all(d.size == truth[i].size for i, (_, d) in pairs.items())
+    for i, (_, d) in pairs.items():
+        assert d.radius_mm == RADII[truth[i].size]
+        assert 0.0 <= d.confidence <= 1.0
+    # stacking: every overlapping pair found keeps the drawn order
+    for i in pairs:
+        for j in pairs:
+            a, b = truth[i], truth[j]
+            if i < j and math.hypot(a.x_mm - b.x_mm, a.y_mm - b.y_mm) < RADII[a.size] + RADII[b.size] - 1:
+                da, db = pairs[i][1], pairs[j][1]
+                assert (a.z > b.z) == (da.z > db.z), (a, b)
+
+
+def test_stack_of_three_gets_consistent_z():
+    truth = [DrawnDisk(300, 300, "large", 0, "red"), DrawnDisk(330, 310, "medium", 1, "blue"),
+             DrawnDisk(350, 300, "small", 2, "red")]
+    scene = detect_frame(draw_table(truth, 5), identity_calibration())
+    pairs = _match(truth, scene)
+    assert len(pairs) == 3
+    zs = [pairs[i][1].z for i in range(3)]
+    assert zs[0] < zs[1] < zs[2]
+
+
+def test_empty_felt_has_no_disks():
+    scene = detect_frame(draw_table([], 3, clutter=True), identity_calibration())
+    assert len(scene.disks) == 0
+
+
+@pytest.mark.parametrize("frame, message", [
+    (None, "empty"),
+    (np.zeros((0, 0, 3), np.uint8), "empty"),
+    (np.zeros((500, 500, 3), np.uint8), "frame is 500x500"),
+    (np.zeros((980, 980, 3), np.float32), "8-bit"),
+])
+def test_bad_frames_raise_input_error(frame, message):
+    with pytest.raises(InputError, match=message):
+        detect_frame(frame, identity_calibration())
+
+
+def test_previous_scene_keeps_ids_and_seeds_a_mostly_covered_disk():
+    cal = identity_calibration()
+    lone = [DrawnDisk(400, 400, "medium", 0, "red")]
+    first = detect_frame(draw_table(lone, 1), cal)
+    assert len(first.disks) == 1
+    # a large disk now covers most of it
+    covered = lone + [DrawnDisk(400 + 38, 400, "large", 1, "blue")]
+    second = detect_frame(draw_table(covered, 1), cal, previous=first)
+    ids = {d.id for d in second.disks}
+    assert first.disks[0].id in ids
+    kept = second.disk(first.disks[0].id)
+    assert math.hypot(kept.x_mm - 400, kept.y_mm - 400) < 1.5
+    assert kept.z < max(d.z for d in second.disks)
+
+
+@pytest.mark.parametrize("text, expected", [("44,64,89", (44, 64, 89)), (" 40 , 60 , 80 ", (40, 60, 80))])
+def test_disk_sizes_parse(text, expected):
+    s = DiskSizes.parse(text)
+    assert (s.small, s.medium, s.large) == expected
+
+
+@pytest.mark.parametrize("text", ["44,64", "a,b,c", "64,44,89", "44,64,900"])
+def test_disk_sizes_refuse_nonsense(text):
+    with pytest.raises(InputError):
+        DiskSizes.parse(text)
+
+
+def test_detector_config_is_validated():
+    with pytest.raises(ValueError):
+        DetectorConfig(rays=3)
+    with pytest.raises(ValueError):
+        DetectorConfig(accept_min=1.5)
+
+
+def test_scene_round_trips_through_json():
+    truth = random_layout(21, n=12, stacks=2)
+    scene = detect_frame(draw_table(truth, 21), identity_calibration())
+    again = Scene.from_json(scene.to_json())
+    assert [d.id for d in again.disks] == [d.id for d in scene.disks]

@@ -1,0 +1,106 @@
+"""The live table: commits after stillness, holds while busy, keeps the last good state on bad frames."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from tablesight.errors import InputError
+from tablesight.scene import Player, Scene
+from vision.live import Health, LiveState, LiveTable, PipelineConfig
+from vision.motion import MotionConfig
+from vision.sources import CallableSource
+from vision.tracker import Correction
+from vision_tables import DrawnDisk, draw_table, identity_calibration
+
+ONE = [DrawnDisk(300, 300, "medium", 0, "red")]
+TWO = ONE + [DrawnDisk(600, 500, "large", 0, "blue")]
+
+
+@pytest.fixture(scope="module")
+def frames():
+    return draw_table(ONE, 3), draw_table(TWO, 3)
+
+
+def _table(**kw):
+    cfg = PipelineConfig(motion=MotionConfig(still_s=0.2), base_scene=Scene(players=(Player("orcs", 1),)), **kw)
+    return LiveTable(CallableSource(lambda: None), identity_calibration(), cfg)
+
+
+def test_commits_after_stillness_and_holds_while_busy(frames):
+    one, two = frames
+    table = _table()
+    assert table.state().version == 0 and table.state().busy
+    t = 0.0
+    for _ in range(4):
+        table.process(one, now=t)
+        t += 0.1
+    s = table.state()
+    assert s.version == 1 and not s.busy and len(s.scene.disks) == 1
+    assert s.frame_jpeg is not None and s.frame_jpeg[:2] == b"\xff\xd8"
+    first_id = s.scene.disks[0].id
+    # the still table costs no detection: the version stays
+    for _ in range(3):
+        assert not table.process(one, now=t)
+        t += 0.1
+    assert table.state().version == 1
+    table.process(two, now=t)  # a disk arrives: motion
+    t += 0.1
+    assert table.state().busy and table.state().version == 1
+    for _ in range(4):
+        table.process(two, now=t)
+        t += 0.1
+    s = table.state()
+    assert s.version == 2 and len(s.scene.disks) == 2
+    assert first_id in {d.id for d in s.scene.disks}
+    assert s.scene.players[0].id == "orcs"
+
+
+def test_bad_frames_keep_the_last_good_state(frames):
+    one, _ = frames
+    table = _table()
+    for k in range(4):
+        table.process(one, now=0.1 * k)
+    good = table.state()
+    assert not table.process(np.zeros((100, 100, 3), np.uint8), now=0.5)
+    assert not table.process(np.zeros((980, 980), np.uint8), now=0.6)
+    s = table.state()
+    assert s.version == good.version and s.scene == good.scene
+    assert "refused" in s.health.message
+
+
+def test_threaded_run_and_wait_for_change(frames):
+    one, _ = frames
+    src = CallableSource(lambda: one, fps=30.0)
+    table = LiveTable(src, identity_calibration(), PipelineConfig(motion=MotionConfig(still_s=0.1)))
+    table.start()
+    try:
+        s = table.wait_for_change(0, timeout_s=10.0)
+        assert s.version >= 1 and len(s.scene.disks) == 1
+        assert isinstance(s.health, Health) and s.health.fps > 0 and s.health.latency_ms > 0
+        t0 = time.monotonic()
+        s2 = table.wait_for_change(s.version, timeout_s=0.3)
+        assert s2.version == s.version and time.monotonic() - t0 >= 0.25
+    finally:
+        table.stop()
+
+
+def test_correction_applies_at_once(frames):
+    one, _ = frames
+    table = _table()
+    for k in range(4):
+        table.process(one, now=0.1 * k)
+    s = table.state()
+    d = s.scene.disks[0]
+    s2 = table.apply_correction(Correction(d.id, "owner", "orcs"))
+    assert s2.version == s.version + 1 and s2.scene.disk(d.id).player == "orcs"
+    with pytest.raises(InputError):
+        table.apply_correction(Correction("nope", "owner", "orcs"))
+
+
+def test_missing_calibration_is_an_input_error():
+    with pytest.raises(InputError):
+        LiveTable(CallableSource(lambda: None), None)

@@ -1,0 +1,75 @@
+"""Motion gate: commit only after stillness, hold while moving or a hand rests, fast path when unchanged."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.motion import MotionConfig, MotionGate
+from vision_tables import DrawnDisk, draw_table
+
+
+def _small(img):
+    return cv2.resize(img, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+
+
+@pytest.fixture(scope="module")
+def tables():
+    a = draw_table([DrawnDisk(300, 300, "medium")], 1)
+    b = draw_table([DrawnDisk(300, 300, "medium"), DrawnDisk(600, 500, "large")], 1)
+    hand = a.copy()
+    cv2.ellipse(hand, (500, 500), (120, 60), 30, 0, 360, (150, 175, 220), -1)
+    return _small(a), _small(b), _small(hand)
+
+
+def test_first_commit_after_still_time(tables):
+    a, _, _ = tables
+    gate = MotionGate(MotionConfig(still_s=0.5))
+    assert gate.update(a, 0.0).reason == "settling"
+    assert not gate.update(a, 0.3).run_detection
+    d = gate.update(a, 0.6)
+    assert d.run_detection and d.reason == "first" and not d.busy
+
+
+def test_unchanged_table_takes_the_fast_path(tables):
+    a, _, _ = tables
+    gate = MotionGate(MotionConfig(still_s=0.2))
+    gate.update(a, 0.0)
+    assert gate.update(a, 0.3).run_detection
+    gate.committed(a, 0.3)
+    for t in (0.4, 0.5, 0.6):
+        d = gate.update(a, t)
+        assert not d.run_detection and d.reason == "unchanged" and not d.busy
+
+
+def test_motion_holds_then_a_changed_table_is_committed(tables):
+    a, b, _ = tables
+    gate = MotionGate(MotionConfig(still_s=0.2))
+    gate.update(a, 0.0)
+    gate.update(a, 0.3)
+    gate.committed(a, 0.3)
+    d = gate.update(b, 0.4)  # a disk appeared between two frames: motion
+    assert d.busy and d.reason == "moving"
+    assert gate.update(b, 0.5).reason == "settling"
+    d = gate.update(b, 0.75)
+    assert d.run_detection and d.reason == "changed"
+
+
+def test_a_resting_hand_keeps_the_table_busy(tables):
+    a, _, hand = tables
+    gate = MotionGate(MotionConfig(still_s=0.2))
+    gate.update(a, 0.0)
+    gate.update(a, 0.3)
+    gate.committed(a, 0.3)
+    for t in (0.4, 0.8, 1.2):
+        d = gate.update(hand, t)
+        assert d.busy and not d.run_detection
+    assert gate.update(hand, 1.3).hand
+
+
+def test_config_is_validated():
+    with pytest.raises(ValueError):
+        MotionConfig(px_per_mm=5)
+    with pytest.raises(ValueError):
+        MotionConfig(still_s=-1)

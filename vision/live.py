@@ -1,0 +1,303 @@
+"""The live table: source -> calibration.rectify -> motion gate -> detect -> stacking -> tracker -> stable Scene.
+
+One worker thread takes the newest frame from a FrameSource, checks it against the calibration, runs the motion
+gate on a small rectified copy and, once the table has been still long enough and something changed, detects
+the disks on the full rectified frame (seeded by the last stable scene), orders stacks, matches tracks and
+commits the result as a new version. While hands move over the table the last stable scene is served with
+`busy` set. Bad frames (corrupt, wrong size) and a lost camera never replace the last good state; they show in
+`Health.message`. The web page polls `state()` or blocks in `wait_for_change()`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+import cv2
+import numpy as np
+
+from tablesight.errors import InputError
+from tablesight.scene import Scene
+from vision.detect import DEFAULT_CONFIG, DetectorConfig, detect_rectified, sizes_for
+from vision.motion import MotionConfig, MotionGate
+from vision.sizes import DiskSizes
+from vision.tracker import Correction, Tracker, TrackerConfig
+
+
+@dataclass(frozen=True)
+class Health:
+    source: str  # "live" | "lost" | "demo" | "file"
+    fps: float
+    latency_ms: float
+    calibration_age_s: float | None
+    calibration_error_mm: float | None
+    message: str
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "fps": round(self.fps, 2), "latency_ms": round(self.latency_ms, 2),
+                "calibration_age_s": None if self.calibration_age_s is None else round(self.calibration_age_s, 1),
+                "calibration_error_mm": None if self.calibration_error_mm is None
+                else round(self.calibration_error_mm, 3),
+                "message": self.message}
+
+
+@dataclass(frozen=True)
+class LiveState:
+    version: int        # increments each time a new stable Scene is committed
+    scene: Scene        # the last stable scene
+    busy: bool          # hands over the table / motion: scene is being held
+    frame_jpeg: bytes | None  # latest rectified frame as JPEG (for the page)
+    health: Health
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Settings of the live pipeline (validated; every part keeps its own config)."""
+
+    diameters_mm: DiskSizes | None = None         # None: the calibration's measured sizes, else the defaults
+    detector: DetectorConfig = DEFAULT_CONFIG
+    motion: MotionConfig = field(default_factory=MotionConfig)
+    tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    base_scene: Scene | None = None               # players, terrain, zones, range bands carried into every scene
+    jpeg_px_per_mm: float = 0.5                   # scale of the page's rectified view
+    jpeg_quality: int = 80
+    jpeg_interval_s: float = 0.25                 # encode the page's view at most this often
+    idle_timeout_s: float = 0.5                   # wait this long for a frame before re-checking the source
+
+    def __post_init__(self) -> None:
+        if self.diameters_mm is not None and not isinstance(self.diameters_mm, DiskSizes):
+            object.__setattr__(self, "diameters_mm", DiskSizes.coerce(self.diameters_mm))
+        if not 0.05 <= self.jpeg_px_per_mm <= 2.0:
+            raise ValueError("jpeg_px_per_mm must be within 0.05..2")
+        if not 10 <= self.jpeg_quality <= 100:
+            raise ValueError("jpeg_quality must be within 10..100")
+        if self.jpeg_interval_s < 0 or self.idle_timeout_s <= 0:
+            raise ValueError("jpeg_interval_s must be >= 0 and idle_timeout_s > 0")
+
+
+def _calibration_age_s(calibration: Any) -> float | None:
+    created = getattr(calibration, "created", None)
+    if not isinstance(created, str):
+        return None
+    try:
+        t = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return max(0.0, (datetime.now(timezone.utc) - t).total_seconds())
+
+
+def _calibration_error_mm(calibration: Any) -> float | None:
+    v = getattr(calibration, "residual_mean_mm", None)
+    try:
+        return None if v is None else float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+class LiveTable:
+    """Runs the pipeline in a thread; `state()` and `wait_for_change()` are safe from any thread."""
+
+    def __init__(self, source: Any, calibration: Any, config: PipelineConfig | None = None):
+        if calibration is None:
+            raise InputError("the live table needs a table calibration (tablesight calibrate)")
+        self.source = source
+        self.calibration = calibration
+        self.config = config or PipelineConfig()
+        cfg = self.config
+        self.sizes = cfg.diameters_mm or sizes_for(calibration)
+        base = cfg.base_scene or Scene()
+        self.tracker = Tracker(cfg.tracker, base.players, base.deployment_zones)
+        self.gate = MotionGate(cfg.motion)
+        self._gate_cal = self._scaled(cfg.motion.px_per_mm)
+        self._view_cal = self._scaled(cfg.jpeg_px_per_mm)
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._base = base
+        self._version = 0
+        self._scene = base
+        self._busy = True
+        self._jpeg: bytes | None = None
+        self._jpeg_t = 0.0
+        self._fps = 0.0
+        self._latency = 0.0
+        self._message = "starting"
+        self._last_t: float | None = None
+        self._bad_frames = 0
+        self.errors: list[str] = []
+
+    def _scaled(self, px_per_mm: float) -> Any:
+        fn = getattr(self.calibration, "with_rectified", None)
+        return fn(px_per_mm=px_per_mm) if fn is not None else None
+
+    # -- public --------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        start = getattr(self.source, "start", None)
+        if start is not None:
+            start()
+        self._thread = threading.Thread(target=self._run, name="tablesight-live", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=10.0)
+        self._thread = None
+        stop = getattr(self.source, "stop", None)
+        if stop is not None:
+            stop()
+
+    def state(self) -> LiveState:
+        with self._cond:
+            return self._state_locked()
+
+    def wait_for_change(self, after_version: int, timeout_s: float) -> LiveState:
+        deadline = time.monotonic() + max(0.0, float(timeout_s))
+        with self._cond:
+            while self._version <= after_version and not self._stop.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            return self._state_locked()
+
+    def apply_correction(self, correction: Correction) -> LiveState:
+        """A player's correction: stored on the track and applied to the current scene at once."""
+        self.tracker.apply_correction(correction)
+        with self._cond:
+            self._scene = self.tracker.redress(self._scene)
+            self._version += 1
+            self._cond.notify_all()
+            return self._state_locked()
+
+    # -- internals -----------------------------------------------------------------------------------------
+    def _state_locked(self) -> LiveState:
+        return LiveState(self._version, self._scene, self._busy, self._jpeg, self._health_locked())
+
+    def _health_locked(self) -> Health:
+        status = getattr(self.source, "status", None)
+        st = status() if status is not None else None
+        name = getattr(self.source, "health_name", "file")
+        message = self._message
+        if st is not None:
+            if st.state == "lost":
+                name = "lost"
+                message = st.message or "camera lost; reopening"
+            elif st.state == "ended" and name != "demo":
+                message = st.message or "end of input"
+            if st.last_drop_reason and st.dropped:
+                message = f"{message}; {st.dropped} bad frame(s) dropped (last: {st.last_drop_reason})"
+        if self._bad_frames:
+            message = f"{message}; {self._bad_frames} frame(s) refused"
+        return Health(source=name, fps=self._fps, latency_ms=self._latency,
+                      calibration_age_s=_calibration_age_s(self.calibration),
+                      calibration_error_mm=_calibration_error_mm(self.calibration), message=message.strip("; "))
+
+    def _small(self, frame: np.ndarray, rect: np.ndarray | None) -> np.ndarray:
+        if self._gate_cal is not None:
+            return self._gate_cal.rectify(frame)
+        if rect is None:
+            rect = self.calibration.rectify(frame)
+        s = self.config.motion.px_per_mm / float(getattr(self.calibration, "rectified_px_per_mm", 1.0) or 1.0)
+        return cv2.resize(rect, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
+
+    def _view_jpeg(self, frame: np.ndarray, rect: np.ndarray | None, now: float) -> None:
+        if self._jpeg is not None and now - self._jpeg_t < self.config.jpeg_interval_s:
+            return
+        img = self._view_cal.rectify(frame) if self._view_cal is not None else (
+            rect if rect is not None else self.calibration.rectify(frame))
+        ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, self.config.jpeg_quality])
+        if ok:
+            self._jpeg = buf.tobytes()
+            self._jpeg_t = now
+
+    def process(self, image: np.ndarray, now: float | None = None) -> bool:
+        """Run one frame through the pipeline (the thread's step; tests call it directly). True if committed."""
+        now = time.monotonic() if now is None else now
+        t0 = time.perf_counter()
+        try:
+            check = getattr(self.calibration, "check_frame", None)
+            if check is not None:
+                check(image)
+            if image is None or not isinstance(image, np.ndarray) or image.ndim != 3 or image.dtype != np.uint8:
+                raise InputError("not a colour 8-bit image")
+        except InputError as exc:
+            with self._cond:
+                self._bad_frames += 1
+                self._message = f"frame refused: {exc}"
+            return False
+        small = self._small(image, None)
+        decision = self.gate.update(small, now)
+        committed = False
+        rect = None
+        if decision.run_detection:
+            rect = self.calibration.rectify(image)
+            with self._cond:
+                previous = self._scene if self._version > 0 else None
+            try:
+                scene = detect_rectified(rect, self.calibration, self.sizes, previous, self.config.detector)
+            except InputError as exc:
+                with self._cond:
+                    self._bad_frames += 1
+                    self._message = f"frame refused: {exc}"
+                return False
+            scene = self._with_base(scene)
+            scene = self.tracker.update(scene)
+            self.gate.committed(small, now)
+            committed = True
+        with self._cond:
+            if committed:
+                self._scene = scene
+                self._version += 1
+            self._busy = decision.busy
+            self._message = {"moving": "hands over the table", "hand": "hands over the table",
+                             "settling": "settling"}.get(decision.reason, "table still")
+            self._view_jpeg(image, rect, now)
+            dt = (time.perf_counter() - t0) * 1000.0
+            self._latency = dt if self._latency == 0 else 0.8 * self._latency + 0.2 * dt
+            if self._last_t is not None and now > self._last_t:
+                inst = 1.0 / (now - self._last_t)
+                self._fps = inst if self._fps == 0 else 0.9 * self._fps + 0.1 * inst
+            self._last_t = now
+            self._cond.notify_all()
+        return committed
+
+    def _with_base(self, scene: Scene) -> Scene:
+        b = self._base
+        return replace(scene, players=b.players or scene.players, terrain=b.terrain or scene.terrain,
+                       battlefield=b.battlefield, range_bands=b.range_bands,
+                       deployment_zones=b.deployment_zones or scene.deployment_zones)
+
+    def _run(self) -> None:
+        after = -1
+        read = getattr(self.source, "read")
+        while not self._stop.is_set():
+            try:
+                frame = read(after, self.config.idle_timeout_s)
+            except Exception as exc:  # a broken source must not take the server down
+                with self._cond:
+                    self._message = f"source error: {exc}"
+                    self.errors.append(str(exc))
+                self._stop.wait(0.5)
+                continue
+            if frame is None:
+                with self._cond:
+                    self._cond.notify_all()
+                continue
+            after = frame.index
+            try:
+                self.process(frame.image)
+            except Exception as exc:  # keep serving the last good state whatever one frame does
+                with self._cond:
+                    self._message = f"frame skipped: {type(exc).__name__}: {exc}"
+                    self.errors.append(f"{type(exc).__name__}: {exc}")
