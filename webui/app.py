@@ -100,6 +100,22 @@ class Companion:
             self._view = v
             return v
 
+    def tell_tracker(self, track_id: str, kind: str, value: Any) -> None:
+        """Pass a stored correction on to a feed whose tracker takes them (vision.live.LiveTable), so that it
+        also guides tracking and stacking over time. The stored correction is applied to every scene anyway;
+        a tracker that cannot take it (e.g. a player it does not know) is not an error for the player."""
+        apply = getattr(self.feed, "apply_correction", None)
+        if apply is None:
+            return
+        try:
+            from vision.tracker import Correction
+
+            apply(Correction(track_id, kind, value))
+        except (ImportError, InputError) as exc:
+            import logging
+
+            logging.getLogger(__name__).info("tracker did not take correction %s %s: %s", track_id, kind, exc)
+
     def health(self) -> dict[str, Any]:
         st = self.feed.state()
         out = health_json(st.health)
@@ -173,12 +189,15 @@ class Companion:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def frame_geometry(feed: Any) -> dict[str, Any]:
-    """Where the rectified frame lies on the table: table mm at its pixel (0, 0) and its pixels per mm."""
-    calib = getattr(feed, "calibration", None) or getattr(feed, "frame_calibration", None)
-    origin = getattr(calib, "rectified_origin_mm", (-40.0, -40.0))
-    ppm = getattr(calib, "rectified_px_per_mm", 1.0)
-    return {"origin_mm": [float(origin[0]), float(origin[1])], "px_per_mm": float(ppm)}
+def frame_geometry(feed: Any, scene: Scene) -> dict[str, Any]:
+    """Where the rectified frame lies on the table: table mm at its top-left corner and the mm it spans.
+
+    The span, not the pixel scale, places the image: a feed may encode the page's view smaller than its
+    calibration's rectified scale (the rectified area is the battlefield plus a margin on every side)."""
+    calib = getattr(feed, "frame_calibration", None) or getattr(feed, "calibration", None)
+    ox, oy = (float(v) for v in getattr(calib, "rectified_origin_mm", (-40.0, -40.0)))
+    bw, bh = getattr(calib, "battlefield_mm", (scene.battlefield.width_mm, scene.battlefield.height_mm))
+    return {"origin_mm": [ox, oy], "size_mm": [float(bw) - 2 * ox, float(bh) - 2 * oy]}
 
 
 def _json_body() -> dict[str, Any]:
@@ -304,7 +323,7 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
             "report": v.report_json,
             "report_error": v.report_error,
             "has_frame": v.frame_jpeg is not None,
-            "frame_geometry": frame_geometry(comp.feed),
+            "frame_geometry": frame_geometry(comp.feed, v.scene),
             "health": comp.health(),
             "corrections": comp.corrections.to_json(),
             "hidden_disks": [d.id for d in v.raw_scene.disks if d.id not in {x.id for x in v.scene.disks}],
@@ -342,9 +361,12 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
         return jsonify(out)
 
     # -- corrections ---------------------------------------------------------------------------------------------
-    def _correct(fn: Callable[[dict[str, Any], Scene], dict[str, Any]]) -> Response:
+    def _correct(fn: Callable[[dict[str, Any], Scene], dict[str, Any]],
+                 tracker: Callable[[dict[str, Any]], tuple[str, str, Any]] | None = None) -> Response:
         body = _json_body()
         out = fn(body, comp.feed.state().scene)
+        if tracker is not None:
+            comp.tell_tracker(*tracker(body))
         comp.poke()
         return jsonify(out)
 
@@ -361,28 +383,28 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
         def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
             _only(b, "disk", "player")
             return comp.corrections.set_owner(raw, b["disk"], b["player"])
-        return _correct(fn)
+        return _correct(fn, lambda b: (b["disk"], "owner", b["player"]))
 
     @app.post("/api/corrections/unit")
     def correct_unit() -> Response:
         def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
             _only(b, "disk", "unit")
             return comp.corrections.set_unit(raw, b["disk"], b["unit"])
-        return _correct(fn)
+        return _correct(fn, lambda b: (b["disk"], "unit", b["unit"]))
 
     @app.post("/api/corrections/not-a-disk")
     def correct_not_disk() -> Response:
         def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
             _only(b, "disk", "not_disk")
             return comp.corrections.set_not_disk(raw, b["disk"], b.get("not_disk", True))
-        return _correct(fn)
+        return _correct(fn, lambda b: (b["disk"], "not_a_disk", b.get("not_disk", True)))
 
     @app.post("/api/corrections/on-top")
     def correct_on_top() -> Response:
         def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
             _only(b, "upper", "lower")
             return comp.corrections.set_on_top(raw, b["upper"], b["lower"])
-        return _correct(fn)
+        return _correct(fn, lambda b: (b["upper"], "above", b["lower"]))
 
     @app.post("/api/corrections/terrain")
     def correct_terrain() -> Response:

@@ -236,10 +236,11 @@ class DemoFeed:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         frame_of, scene, _ = self._first_stable()
+        bf = scene.battlefield
         if self._rectify is None and hasattr(getattr(self._sequence, "camera", None), "project"):
-            bf = scene.battlefield
             self._rectify = camera_rectifier(self._sequence.camera, (bf.width_mm, bf.height_mm))
-        self.frame_calibration = _RectifiedGeometry() if self._rectify is not None else None
+        self.frame_calibration = (_RectifiedGeometry((bf.width_mm, bf.height_mm)) if self._rectify is not None
+                                  else None)
         self._box = _VersionedState(LiveState(1, scene, False, self._jpeg(frame_of()), self._health(False)))
 
     @property
@@ -333,7 +334,8 @@ class DemoFeed:
 
 @dataclass(frozen=True)
 class _RectifiedGeometry:
-    """Where the demo's rectified frame lies on the table (the page reads these two, as from a TableCalibration)."""
+    """Where the demo's rectified frame lies on the table (read as from a TableCalibration)."""
 
+    battlefield_mm: tuple[float, float]
     rectified_origin_mm: tuple[float, float] = (-FRAME_MARGIN_MM, -FRAME_MARGIN_MM)
     rectified_px_per_mm: float = 1.0

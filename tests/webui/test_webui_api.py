@@ -45,7 +45,7 @@ def test_view_bundles_scene_report_and_health(client):
     assert doc["scene"]["format"] == "tablesight.scene/1"
     assert doc["report"]["format"] == "tablesight.report/1"
     assert doc["has_frame"] is False
-    assert doc["frame_geometry"] == {"origin_mm": [-40.0, -40.0], "px_per_mm": 1.0}
+    assert doc["frame_geometry"] == {"origin_mm": [-40.0, -40.0], "size_mm": [980.0, 980.0]}
 
 
 def test_disk_details_come_from_the_report(client):

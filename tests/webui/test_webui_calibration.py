@@ -91,7 +91,12 @@ def test_recalibrate_button(camera_client):
 def test_the_table_view_places_the_frame_by_the_calibration(camera_client):
     geo = camera_client.get("/api/view").get_json()["frame_geometry"]
     cal = camera_client.feed.calibration
-    assert geo == {"origin_mm": list(cal.rectified_origin_mm), "px_per_mm": cal.rectified_px_per_mm}
+    (ox, oy), (bw, bh) = cal.rectified_origin_mm, cal.battlefield_mm
+    assert geo == {"origin_mm": [ox, oy], "size_mm": [bw - 2 * ox, bh - 2 * oy]}
+    # The same span as the calibration's rectified image, whatever scale the page's JPEG is encoded at.
+    w, h = cal.rectified_size
+    assert geo["size_mm"][0] == pytest.approx(w / cal.rectified_px_per_mm, abs=1.0)
+    assert geo["size_mm"][1] == pytest.approx(h / cal.rectified_px_per_mm, abs=1.0)
 
 
 def test_the_calibration_page_renders(camera_client):

@@ -182,3 +182,28 @@ def test_a_broken_corrections_file_is_one_clear_error(tmp_path, content, reason)
     (tmp_path / "corrections.json").write_text(content)
     with pytest.raises(InputError, match=reason.replace("[", r"\[").replace("]", r"\]")):
         Corrections(tmp_path)
+
+
+def test_corrections_are_passed_on_to_a_tracking_feed(make_client, scene_path):
+    """A feed with a tracker (vision.live.LiveTable) also hears each correction, as a vision.tracker.Correction."""
+    tracker = pytest.importorskip("vision.tracker")
+    from webui.feeds import SceneFileFeed
+
+    class TrackingFeed(SceneFileFeed):
+        def __init__(self, path):
+            super().__init__(path)
+            self.heard = []
+
+        def apply_correction(self, correction):
+            assert isinstance(correction, tracker.Correction)
+            self.heard.append((correction.track_id, correction.kind, correction.value))
+
+    feed = TrackingFeed(scene_path)
+    c = make_client(feed=feed)
+    assert c.post("/api/corrections/owner", {"disk": "d6", "player": "orcs"}).status_code == 200
+    assert c.post("/api/corrections/on-top", {"upper": "d1", "lower": "d2"}).status_code == 200
+    assert c.post("/api/corrections/not-a-disk", {"disk": "d7"}).status_code == 200
+    assert c.post("/api/corrections/unit", {"disk": "d7", "unit": "orc-boyz"}).status_code == 200
+    assert c.post("/api/corrections/owner", {"disk": "d6", "player": "nobody"}).status_code == 400
+    assert feed.heard == [("d6", "owner", "orcs"), ("d1", "above", "d2"), ("d7", "not_a_disk", True),
+                          ("d7", "unit", "orc-boyz")]

@@ -119,10 +119,10 @@
     const camera = S.bg === "camera" && v.has_frame && S.frameSize;
     // Background: the rectified camera image, or the felt.
     if (camera) {
-      const g = v.frame_geometry || { origin_mm: [-MARGIN, -MARGIN], px_per_mm: 1 };
+      const g = v.frame_geometry || { origin_mm: [-MARGIN, -MARGIN], size_mm: [bf.width_mm + 2 * MARGIN, bf.height_mm + 2 * MARGIN] };
       el("image", {
         href: withToken(`/api/frame.jpg?v=${encodeURIComponent(S.frameKey)}`), x: g.origin_mm[0], y: g.origin_mm[1],
-        width: S.frameSize[0] / g.px_per_mm, height: S.frameSize[1] / g.px_per_mm, preserveAspectRatio: "none",
+        width: g.size_mm[0], height: g.size_mm[1], preserveAspectRatio: "none",
       }, svg);
       el("rect", { x: 0, y: 0, width: bf.width_mm, height: bf.height_mm, fill: "none", stroke: "rgba(255,255,255,.5)", "stroke-width": px * 1.5, "stroke-dasharray": `${px * 6} ${px * 4}` }, svg);
     } else {
