@@ -75,9 +75,11 @@ def lens_chord(d: float, r1: float, r2: float) -> float:
 
 def polygon_array(points: Iterable[Sequence[float]]) -> np.ndarray:
     """Vertices as a float (M, 2) array in counter-clockwise order (positive signed area, x right, y up)."""
-    arr = np.asarray([[float(x), float(y)] for x, y in points], dtype=float)
-    if len(arr) >= 2 and np.allclose(arr[0], arr[-1]):
-        arr = arr[:-1]
+    arr = np.asarray([[float(x), float(y)] for x, y in points], dtype=float).reshape(-1, 2)
+    if len(arr) >= 2:
+        # drop repeated points (a closing point, a corner entered twice): every edge has a length
+        keep = np.any(np.abs(arr - np.roll(arr, 1, axis=0)) > 0, axis=1)
+        arr = arr[keep] if keep.any() else arr[:1]
     if signed_area(arr) < 0:
         arr = arr[::-1].copy()
     return arr

@@ -98,3 +98,10 @@ def test_circle_rect_margins():
     inside, outside = geometry.circle_rect_margins(np.array([[50, 50], [5, 50], [-20, 50]], float),
                                                    np.array([10, 10, 10]), 100, 100)
     assert inside.tolist() == [40, -5, -30] and outside.tolist() == [-60, -15, 10]
+
+
+def test_repeated_corners_are_dropped():
+    poly = geometry.polygon_array([(0, 0), (10, 0), (10, 0), (10, 10), (0, 10), (0, 0)])
+    assert len(poly) == 4
+    obs = geometry.Obstacles([poly])
+    assert not geometry.segments_clear(np.array([[-5, 5]], float), np.array([[15, 5]], float), obs)[0]
