@@ -327,8 +327,7 @@ def markdown(tallies: dict[str, Tally], info: list[dict], command: str, baseline
     render_first = [ms for i in info for ms in i.get("render_first_ms", [])]
     out = [f"Command: `{command}`", "",
            f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", "",
-           "Folders: " + ", ".join(f"{i['folder']} (tier {i['tier']}, seed {i['seed']}, {i['frames']} frames, "
-                                   f"calibration: {i['calibration']})" for i in info), "",
+           _folders_line(info), "",
            counts, ""]
     if render:
         cpu = (f"; processor time median {np.median(render_cpu):.0f} ms, p95 {np.percentile(render_cpu, 95):.0f} ms"
@@ -342,6 +341,19 @@ def markdown(tallies: dict[str, Tally], info: list[dict], command: str, baseline
         if t.errors:
             out += ["", f"{n}: {len(t.errors)} frame(s) raised; first: {t.errors[0]}"]
     return "\n".join(out) + "\n"
+
+
+def _folders_line(info: list[dict]) -> str:
+    from collections import Counter
+
+    tiers = sorted({str(i["tier"]) for i in info})
+    seeds = sorted(int(i["seed"]) for i in info)
+    frames = sum(i["frames"] for i in info)
+    cal = Counter(i["calibration"] for i in info)
+    seed_text = (f"seeds {seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1))
+                 else "seeds " + ", ".join(map(str, seeds)))
+    return (f"{len(info)} folder(s), tier {', '.join(tiers)}, {seed_text}, {frames} frames scored; table "
+            "calibration: " + "; ".join(f"{k} ({v})" for k, v in cal.items()))
 
 
 def generate(range_name: str, tier: str, count: int, resolution: str, workdir: Path, limit: int | None,
@@ -395,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
                     raise InputError(f"--detector {spec}: cannot import it ({exc})") from None
                 print(f"note: {spec} not available ({exc}); evaluating the baseline only", file=sys.stderr)
         detectors[BASELINE] = load_detector(BASELINE)
-        command = "benchmarks/eval_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        command = ".venv/bin/python benchmarks/eval_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
         sections = []
         groups: list[tuple[str | None, list[Path]]] = []
         if args.folders:

@@ -96,3 +96,43 @@ def test_synth_ray_map_inverts_projection(tier):
         back = np.column_stack([X[vi, ui], Y[vi, ui]])
         mm_px = cam.mm_per_px_at((450.0, 450.0))
         assert np.abs(back - pts).max() < 1.0 * mm_px
+
+
+@pytest.mark.parametrize("seed", TEST_SEEDS[:3])
+def test_synth_visible_fraction_matches_the_covered_area(seed):
+    """On a table of flat prints the visible share of each disk is 1 - the share its upper neighbours cover."""
+    from shapely.geometry import Point
+    from shapely.ops import unary_union
+
+    from dataclasses import replace
+
+    flat = replace(TIERS["easy"], disk_thickness_mm=0.0, token_thickness_mm=0.0)  # no parallax between layers
+    cam = table_camera(seed, flat.camera, "1080p")
+    fr = render_frame(random_table(seed, flat), cam)
+    disks = fr.scene.disks
+    checked = 0
+    for d in disks:
+        me = Point(d.x_mm, d.y_mm).buffer(d.radius_mm, 128)
+        uppers = [Point(o.x_mm, o.y_mm).buffer(o.radius_mm, 128) for o in disks
+                  if o.id != d.id and o.z > d.z and me.intersects(Point(o.x_mm, o.y_mm).buffer(o.radius_mm, 128))]
+        expected = 1.0 - (me.intersection(unary_union(uppers)).area / me.area if uppers else 0.0)
+        assert d.extra["visible_fraction"] == pytest.approx(expected, abs=0.04), d.id
+        checked += bool(uppers)
+    assert len(disks) >= 8 and checked >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tier", ["easy", "standard", "hard"])
+def test_synth_1080p_frame_renders_in_reasonable_time(tier):
+    """Generous bound (the real figures are in benchmarks/results/synth.md): the camera's ray map is built on
+    the first frame, later frames reuse it."""
+    import time
+
+    cam = table_camera(TEST_SEEDS[7], TIERS[tier].camera, "1080p")
+    t0 = time.perf_counter()
+    render_frame(random_table(TEST_SEEDS[7], tier, frame=0), cam)
+    first = time.perf_counter() - t0
+    fr = render_frame(random_table(TEST_SEEDS[7], tier, frame=1), cam)
+    assert fr.image.shape == (1080, 1920, 3)
+    assert first < 10.0
+    assert fr.render_ms < 3000.0

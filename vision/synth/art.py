@@ -13,7 +13,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from vision.synth.scenes import DiskArt, HandPiece, TerrainPiece, TokenPiece
+from vision.synth.scenes import DiskArt, HandPiece, TerrainPiece
 
 DISK_PPM = 3.5  # texture pixels per mm of printed pieces (a 1080p frame shows about 1 px per mm)
 FLAT_PPM = 3.0
@@ -382,8 +382,8 @@ def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[f
     along = rel_x * ux[0] + rel_y * ux[1]
     across = (rel_x * nx[0] + rel_y * nx[1]) / (w * 0.6)
     # rounded limb: lit along its crest, darker toward its sides; folds in the sleeve
-    shade = np.clip(1.08 - 0.4 * across ** 2, 0.45, 1.1)
-    folds = 1.0 + 0.09 * np.sin(along / 23.0 + 1.7 * np.sin(along / 61.0)) * np.clip(1 - np.abs(across) * 0.6, 0, 1)
+    shade = np.clip(1.05 - 0.3 * across ** 2, 0.5, 1.1)
+    folds = 1.0 + 0.05 * np.sin(along / 23.0 + 1.7 * np.sin(along / 61.0)) * np.clip(1 - np.abs(across) * 0.6, 0, 1)
     sleeve = np.array(hand.sleeve_bgr, np.float32) * folds[..., None]
     col = skin[..., None] * np.array(hand.skin_bgr, np.float32) + (1 - skin[..., None]) * sleeve
     col = col * (shade * (1.0 - 0.25 * crease))[..., None]

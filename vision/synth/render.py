@@ -184,8 +184,8 @@ def _flat_piece(canvas: _Canvas, tex: np.ndarray, a: np.ndarray, outline: np.nda
 
 
 def _disk_sprite(canvas: _Canvas, d: SynthDisk, ring: tuple[int, int, int], shadow_dir: np.ndarray,
-                 thickness: float, index: int) -> tuple[int, int]:
-    """Composite one disk (edge, shadow, face). Returns (own top pixels, roi area) for visibility bookkeeping."""
+                 thickness: float, index: int) -> int:
+    """Composite one disk (edge, shadow, face); returns the pixel count of its whole top (visibility's base)."""
     top = d.top_height_mm + d.lift_mm
     base = top - thickness
     face = art.disk_face(d.art, d.radius_mm, ring)
@@ -207,10 +207,10 @@ def _disk_sprite(canvas: _Canvas, d: SynthDisk, ring: tuple[int, int, int], shad
             canvas.composite(roi, patch)
     got = canvas.sample(face, a, outline, top, pad=pad)
     if got is None:
-        return 0, 0
+        return 0
     roi, patch = got
     alpha = canvas.composite(roi, patch, label=index)
-    return int(np.count_nonzero(alpha > 0.5)), 0
+    return int(np.count_nonzero(alpha > 0.5))
 
 
 def _post(img: np.ndarray, camera: SynthCamera, setup: TableSetup, rng: np.random.Generator) -> np.ndarray:
@@ -218,7 +218,7 @@ def _post(img: np.ndarray, camera: SynthCamera, setup: TableSetup, rng: np.rando
     look = setup.look
     h, w = img.shape[:2]
     img *= _light_field(camera, look)
-    img8 = cv2.convertScaleAbs(img)  # saturating float -> uint8 (values are >= 0)
+    img8 = cv2.convertScaleAbs(img, alpha=look.exposure)  # saturating float -> uint8 (values are >= 0)
     if look.defocus_sigma_px > 0.05:
         img8 = cv2.GaussianBlur(img8, (0, 0), look.defocus_sigma_px)
     if look.motion_blur_px >= 1.0:
@@ -307,7 +307,7 @@ def render_frame(setup: TableSetup, camera: SynthCamera, layout: MarkerLayout | 
     own: dict[str, int] = {}
     for _, kind, obj in items:
         if kind == "disk":
-            own[obj.id], _ = _disk_sprite(canvas, obj, ring[obj.player], sdir, setup.disk_thickness_mm,
+            own[obj.id] = _disk_sprite(canvas, obj, ring[obj.player], sdir, setup.disk_thickness_mm,
                                           index[obj.id])
         else:
             tex = art.token_face(obj.kind, obj.shape, obj.size_mm)
@@ -328,7 +328,7 @@ def render_frame(setup: TableSetup, camera: SynthCamera, layout: MarkerLayout | 
         got = canvas.sample(tex, a, outline, hand.height_mm, pad=2)
         if got is not None:
             roi, patch = got
-            canvas.shadow(roi, patch[..., 3], tuple(sdir * hand.height_mm * 0.3), 5 + hand.height_mm * 0.06, 0.5)
+            canvas.shadow(roi, patch[..., 3], tuple(sdir * hand.height_mm * 0.45), 5 + hand.height_mm * 0.07, 0.6)
             canvas.composite(roi, patch, label=HAND_LABEL)
 
     visible = {}

@@ -158,6 +158,7 @@ class TableLook:
     noise_sigma: float
     jpeg_quality: int
     white_balance: tuple[float, float, float]
+    exposure: float = 1.0  # the webcam's auto exposure wanders a little from frame to frame
 
 
 @dataclass(frozen=True)
@@ -307,7 +308,6 @@ def _random_point(rng: np.random.Generator, r: float, margin: float = 10.0) -> t
 
 def _blob(rng: np.random.Generator, cx: float, cy: float, rx: float, ry: float, n: int, rot: float
           ) -> list[tuple[float, float]]:
-    ang = np.sort(rng.uniform(0, 2 * np.pi, n) + np.arange(n) * 0.0)
     ang = np.linspace(0, 2 * np.pi, n, endpoint=False) + rng.uniform(-0.2, 0.2, n)
     rad = rng.uniform(0.78, 1.0, n)
     c, s = math.cos(rot), math.sin(rot)
@@ -377,7 +377,8 @@ def _random_look(room: np.random.Generator, moment: np.random.Generator, s: Tier
                 jpeg_quality=int(room.integers(s.jpeg_quality[0], s.jpeg_quality[1] + 1)))
     blur = moment.uniform(*s.motion_blur_px) if moment.random() < 0.5 else 0.0
     return TableLook(motion_blur_px=float(blur), motion_blur_deg=float(moment.uniform(0, 180)),
-                     noise_sigma=float(moment.uniform(*s.noise_sigma)), **look)
+                     noise_sigma=float(moment.uniform(*s.noise_sigma)), exposure=float(moment.uniform(0.95, 1.05)),
+                     **look)
 
 
 def random_hand(rng: np.random.Generator, target: tuple[float, float] | None = None, pinch: bool = False
@@ -442,7 +443,7 @@ def random_table(seed: int, tier: str | TierSettings = "standard", *, frame: int
     def size() -> str:
         return str(rng.choice(SIZE_CLASSES, p=[0.4, 0.4, 0.2]))
 
-    def army(home_y: float | None = None) -> Army:
+    def army() -> Army:
         return armies[int(rng.integers(0, 2))]
 
     def spot(r: float) -> tuple[float, float] | None:

@@ -49,12 +49,13 @@ def _clear(setup: TableSetup, x: float, y: float, r: float, ignore: set[str]) ->
     return all(math.hypot(o.x_mm - x, o.y_mm - y) >= o.radius_mm + r + 1.0 for o in setup.disks if o.id not in ignore)
 
 
-def _hand_for(tip: tuple[float, float], player_index: int, height_mm: float, base: HandPiece | None,
-              pinch: bool = True) -> HandPiece:
+PLAYER_HANDS = (((140, 165, 210), (60, 45, 35)), ((110, 140, 190), (130, 130, 135)))  # (skin, sleeve) BGR
+
+
+def _hand_for(tip: tuple[float, float], player_index: int, height_mm: float, pinch: bool = True) -> HandPiece:
     """A player's hand reaching from their own table edge (player 0: top edge, player 1: bottom edge)."""
     entry_y = -1400.0 if player_index == 0 else BATTLEFIELD_MM + 1400.0
-    skin = base.skin_bgr if base else (140, 165, 210)
-    sleeve = base.sleeve_bgr if base else (60, 45, 35)
+    skin, sleeve = PLAYER_HANDS[player_index % 2]
     return HandPiece(entry_mm=(tip[0] + 0.3 * (tip[0] - 450.0), entry_y), tip_mm=tip, height_mm=height_mm,
                      skin_bgr=skin, sleeve_bgr=sleeve, width_mm=98.0, pinch=pinch)
 
@@ -112,7 +113,7 @@ def build_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=
     for k in range(3):  # hand comes in
         f = (k + 1) / 3.0
         tip = (d.x_mm, d.y_mm)
-        hand = _hand_for(tip, p_index, 60.0 + 200.0 * (1 - f), None)
+        hand = _hand_for(tip, p_index, 60.0 + 200.0 * (1 - f))
         hand = replace(hand, tip_mm=(tip[0], tip[1] + (1 - f) * (-250 if p_index == 0 else 250)))
         moving(replace(state, hands=(hand,)), "flip", blur=3.0)
     for flip in range(flips):
@@ -125,7 +126,7 @@ def build_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=
             md = replace(d, x_mm=cx, y_mm=cy, lift_mm=h - d.top_height_mm, tilt_squash=max(abs(math.cos(phi)), 0.12),
                          squash_axis_deg=axis_deg, art=replace(d.art, back=phi > math.pi / 2))
             st = _with_disk(state, md)
-            st = replace(st, hands=(_hand_for((cx - 0.3 * r * ux, cy - 0.3 * r * uy), p_index, h + 22.0, None),),
+            st = replace(st, hands=(_hand_for((cx - 0.3 * r * ux, cy - 0.3 * r * uy), p_index, h + 22.0),),
                          held=(d.id,))
             moving(st, "flip", blur=2.5)
         landed = replace(d, x_mm=d.x_mm + 2 * r * ux, y_mm=d.y_mm + 2 * r * uy,
@@ -133,9 +134,9 @@ def build_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=
         landed = _settle(state, landed, thick)
         state = _with_disk(state, landed)
         d = landed
-        moving(replace(state, hands=(_hand_for((d.x_mm, d.y_mm), p_index, 45.0, None, pinch=False),)), "flip")
+        moving(replace(state, hands=(_hand_for((d.x_mm, d.y_mm), p_index, 45.0, pinch=False),)), "flip")
     for k in range(2):  # hand leaves
-        hand = _hand_for((d.x_mm, d.y_mm + (k + 1) * (-180 if p_index == 0 else 180)), p_index, 90.0 + 60 * k, None,
+        hand = _hand_for((d.x_mm, d.y_mm + (k + 1) * (-180 if p_index == 0 else 180)), p_index, 90.0 + 60 * k,
                          pinch=False)
         moving(replace(state, hands=(hand,)), "flip", blur=3.0)
     still(8)
@@ -146,20 +147,20 @@ def build_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=
     carrying = {t.on_disk for t in state.tokens}
     top = next((o for o in tops if o.id != d.id and o.id not in carrying), d)
     owner = [a.id for a in state.armies].index(top.player)
-    lift_path = [(0.0, 0.0, 15.0), (0.0, 0.0, 45.0), (0.25, 0.0, 70.0)] + [(0.5, 0.0, 80.0)] * 5 + \
-        [(0.25, 0.0, 70.0), (0.0, 0.0, 40.0), (0.0, 0.0, 12.0)]
+    # (shift outward in diameters, height above its place in mm): up, aside to read the one below, back down
+    lift_path = [(0.0, 15.0), (0.0, 45.0), (0.25, 70.0)] + [(0.5, 80.0)] * 5 + [(0.25, 70.0), (0.0, 40.0), (0.0, 12.0)]
     away = np.array([top.x_mm - 450.0, top.y_mm - 450.0])
     away = away / (np.linalg.norm(away) + 1e-9)
     for k in range(2):
-        hand = _hand_for((top.x_mm, top.y_mm), owner, 200.0 - 70 * k, None)
+        hand = _hand_for((top.x_mm, top.y_mm), owner, 200.0 - 70 * k)
         moving(replace(state, hands=(hand,)), "lift", blur=3.0)
-    for off, _, lift in lift_path:
+    for off, lift in lift_path:
         md = replace(top, x_mm=top.x_mm + away[0] * off * 2 * top.radius_mm,
                      y_mm=top.y_mm + away[1] * off * 2 * top.radius_mm, lift_mm=lift)
-        st = replace(_with_disk(state, md), hands=(_hand_for((md.x_mm, md.y_mm), owner, top.top_height_mm + lift + 22.0,
-                                                             None),), held=(top.id,))
+        hand = _hand_for((md.x_mm, md.y_mm), owner, top.top_height_mm + lift + 22.0)
+        st = replace(_with_disk(state, md), hands=(hand,), held=(top.id,))
         moving(st, "lift", blur=1.0)
-    moving(replace(state, hands=(_hand_for((top.x_mm, top.y_mm + (-150 if owner == 0 else 150)), owner, 110.0, None,
+    moving(replace(state, hands=(_hand_for((top.x_mm, top.y_mm + (-150 if owner == 0 else 150)), owner, 110.0,
                                            pinch=False),)), "lift", blur=3.0)
     still(8)
 
@@ -171,18 +172,18 @@ def build_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=
         owner = [a.id for a in state.armies].index(victim.player)
         edge_y = -120.0 if owner == 0 else BATTLEFIELD_MM + 120.0
         for k in range(2):
-            moving(replace(state, hands=(_hand_for((victim.x_mm, victim.y_mm), owner, 160.0 - 60 * k, None),)),
+            moving(replace(state, hands=(_hand_for((victim.x_mm, victim.y_mm), owner, 160.0 - 60 * k),)),
                    "casualty", blur=3.0)
         for k in range(1, 6):
             f = k / 5.0
             md = replace(victim, y_mm=victim.y_mm + (edge_y - victim.y_mm) * f, lift_mm=20.0 + 60.0 * f)
             st = replace(_with_disk(state, md), hands=(_hand_for((md.x_mm, md.y_mm), owner,
-                                                                 md.top_height_mm + md.lift_mm + 22.0, None),),
+                                                                 md.top_height_mm + md.lift_mm + 22.0),),
                          held=(victim.id,))
             moving(st, "casualty", blur=3.0)
         state = replace(state, disks=tuple(o for o in state.disks if o.id != victim.id),
                         tokens=tuple(t for t in state.tokens if t.on_disk != victim.id))
-        moving(replace(state, hands=(_hand_for((victim.x_mm, edge_y), owner, 120.0, None, pinch=False),)),
+        moving(replace(state, hands=(_hand_for((victim.x_mm, edge_y), owner, 120.0, pinch=False),)),
                "casualty", blur=3.0)
         still(8)
     return [replace(st, setup=replace(st.setup, frame=i)) for i, st in enumerate(steps)]

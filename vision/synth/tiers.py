@@ -27,7 +27,7 @@ class TierSettings:
     tokens: IntRange  # counters lying on disks
     terrain: IntRange
     hand_probability: float  # chance that a hand/arm is over the table
-    disk_thickness_mm: float  # 0 = flat (no parallax); else each disk's top lies this much above what it rests on
+    disk_thickness_mm: float  # each disk's top lies this much above what it rests on; 0 = flat prints, no parallax
     token_thickness_mm: float
     camera: CameraSettings = field(default_factory=CameraSettings)
     defocus_sigma_px: Range = (0.3, 0.6)
@@ -50,7 +50,7 @@ class TierSettings:
 TIERS: dict[str, TierSettings] = {
     "easy": TierSettings(
         name="easy", disks=(8, 12), stacks=(0, 1), overlaps=(1, 2), touching=(1, 1), tokens=(0, 2), terrain=(1, 2),
-        hand_probability=0.0, disk_thickness_mm=0.0, token_thickness_mm=0.0,
+        hand_probability=0.0, disk_thickness_mm=2.0, token_thickness_mm=1.5,
         camera=CameraSettings(yaw_jitter_deg=3.0, max_tilt_deg=5.0, k1=(-0.08, -0.01), tangential=0.0005),
         defocus_sigma_px=(0.3, 0.6), motion_blur_px=(0.0, 0.0), noise_sigma=(1.5, 2.5), jpeg_quality=(90, 95),
         light_gradient=(0.05, 0.12), vignette=(0.05, 0.15)),
