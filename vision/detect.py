@@ -44,7 +44,6 @@ class DetectorConfig:
     vote_min: float = 0.2               # accumulator peak, as a fraction of the rim, to become a candidate
     max_candidates_per_size: int = 120
     edge_min: float = 8.0                # minimum colour step (0-255 units per px) for a rim point
-    ray_contrast: float = 1.0            # a rim point's step over the low quartile of steps along its ray
     min_alignment: float = 0.55          # share of the gradient energy along the ray at a rim point
     rim_tolerance_px: float = 1.6        # a rim point supports the circle within this distance
     accept_strong: float = 0.55          # rim fraction accepted on its own
@@ -54,6 +53,7 @@ class DetectorConfig:
     radius_freedom_px: float = 2.0       # a mostly seen disk's radius may differ this much from its class
     max_residual_px: float = 1.3        # RMS distance of the rim points to the fitted circle
     min_step_consistency: float = 0.35    # the colour must step the same way across the rim (not texture)
+    min_confidence: float = 0.4          # new disks below this confidence are dropped (not ones from history)
     accept_on_top: float = 0.65           # rim fraction of a disk lying mostly on accepted disks
     ring_uniform_min: float = 0.3        # fraction of rim rays whose border ring has the disk's ring colour
     ring_uniform_on_top: float = 0.55
@@ -161,10 +161,13 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     h, w = half.shape[:2]
     dx = cv2.Sobel(half, cv2.CV_16S, 1, 0, ksize=3)
     dy = cv2.Sobel(half, cv2.CV_16S, 0, 1, ksize=3)
-    fx, fy = dx.astype(np.float32), dy.astype(np.float32)
-    if fx.ndim == 2:
-        fx, fy = fx[..., None], fy[..., None]
-    tensor = cv2.GaussianBlur(np.dstack([(fx * fx).sum(2), (fy * fy).sum(2), (fx * fy).sum(2)]), (3, 3), 0.7)
+    # Gradient structure tensor summed over the colour channels (Di Zenzo), smoothed a little.
+    fx = cv2.Sobel(half, cv2.CV_32F, 1, 0, ksize=3)
+    fy = cv2.Sobel(half, cv2.CV_32F, 0, 1, ksize=3)
+    ones = np.ones((1, fx.shape[2] if fx.ndim == 3 else 1), np.float32)
+    tensor = cv2.GaussianBlur(cv2.merge([cv2.transform(cv2.multiply(fx, fx), ones),
+                                         cv2.transform(cv2.multiply(fy, fy), ones),
+                                         cv2.transform(cv2.multiply(fx, fy), ones)]), (3, 3), 0.7)
     edges = cv2.Canny(half, cfg.canny_low, cfg.canny_high, L2gradient=True)
     ys, xs = np.nonzero(edges)
     out_x, out_y, out_s = [], [], []
@@ -204,10 +207,6 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
 # ---------------------------------------------------------------------------------------------------------------
 # Step 2: rim profiles, sub-pixel edge points, robust centre fit.
 
-_OFFSETS = np.arange(-5.0, 5.01, 0.5, dtype=np.float32)  # radial sample offsets, px
-_MID = _OFFSETS[2:-2]                                      # where the colour step is measured (+-1 px baseline)
-
-
 def _sample(img: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """Bilinear samples of `img` at float coordinates of any shape (..., ) -> (..., channels)."""
     shape = X.shape
@@ -227,38 +226,47 @@ def _sample(img: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 def _rim_points(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, angles: np.ndarray,
                 window: float, cfg: DetectorConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Edge radius (offset from r, px) and contrast on every ray; NaN where no clear edge within `window`."""
+    """Edge radius (offset from r, px) and step strength on every ray; NaN where no clear edge within `window`.
+
+    Colour profiles along each ray are sampled every 0.5 px; the colour step over 2 px is measured within
+    `window` of the circle.
+    """
+    half = int(math.ceil(window * 2.0)) + 4                     # samples each side of the circle
+    offsets = (np.arange(-half, half + 1, dtype=np.float32) * 0.5)
+    mid = offsets[2:-2]
     ca, sa = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
-    rr = r[:, None, None].astype(np.float32) + _OFFSETS[None, None, :]
+    rr = r[:, None, None].astype(np.float32) + offsets[None, None, :]
     X = cx[:, None, None].astype(np.float32) + rr * ca[None, :, None]
     Y = cy[:, None, None].astype(np.float32) + rr * sa[None, :, None]
     prof = _sample(img, X, Y)                                   # (M, K, D, C)
     step = prof[:, :, 4:, :] - prof[:, :, :-4, :]               # (M, K, D-4, C), over 2 px
-    strength = np.sqrt((step * step).sum(axis=3)) * 0.5         # colour units per px
+    strength = np.sqrt(np.einsum("mkdc,mkdc->mkd", step, step)) * np.float32(0.5)  # colour units per px
     # On each ray take the outermost clear local maximum of the colour step within the window (a step at least
     # half as strong as the strongest there): the silhouette against what lies around the disk. The printed
     # outline, the cut edge and the border ring's bevel give a second step just inside, which is not the rim.
-    inside = np.abs(_MID) <= window
-    left = np.concatenate([np.full(strength.shape[:2] + (1,), -1.0, strength.dtype), strength[..., :-1]], axis=2)
-    right = np.concatenate([strength[..., 1:], np.full(strength.shape[:2] + (1,), -1.0, strength.dtype)], axis=2)
+    inside = np.abs(mid) <= window
+    left = np.empty_like(strength)
+    left[..., 0] = -1.0
+    left[..., 1:] = strength[..., :-1]
+    right = np.empty_like(strength)
+    right[..., -1] = -1.0
+    right[..., :-1] = strength[..., 1:]
     is_peak = (strength >= left) & (strength > right) & (strength >= cfg.edge_min) & inside[None, None, :]
-    s_masked = np.where(is_peak, strength, 0.0)
+    s_masked = np.where(is_peak, strength, np.float32(0.0))
     strongest = s_masked.max(axis=2, keepdims=True)
     clear = is_peak & (s_masked >= 0.5 * strongest)
-    j = len(_MID) - 1 - np.argmax(clear[..., ::-1], axis=2)     # (M, K): last clear peak
+    D1 = len(mid)
+    j = D1 - 1 - np.argmax(clear[..., ::-1], axis=2)            # (M, K): last clear peak
     peak = np.take_along_axis(s_masked, j[..., None], axis=2)[..., 0]
-    # Contrast against the ray's own texture: a rim is one clear step, textured art or gravel has steps anywhere.
-    contrast = peak / (np.partition(strength, 4, axis=2)[..., 4] + 2.0)
     # Sub-pixel: centroid of the step strength above half the peak within +-1 px of it. A step edge gives its
     # own peak; a thin dark outline (two opposite steps) gives the line's middle.
-    D1 = len(_MID)
     idx = np.clip(j[..., None] + np.arange(-2, 3)[None, None, :], 0, D1 - 1)
     sw = np.take_along_axis(strength, idx, axis=2)
     wgt = np.clip(sw - 0.5 * peak[..., None], 0.0, None)
-    pos = _MID[idx]
+    pos = mid[idx]
     offset = (wgt * pos).sum(2) / np.maximum(wgt.sum(2), 1e-6)
-    offset = np.where((peak >= cfg.edge_min) & (contrast >= cfg.ray_contrast), offset, np.nan)
-    return offset.astype(np.float64), contrast.astype(np.float64), prof
+    offset = np.where(peak >= cfg.edge_min, offset, np.nan)
+    return offset.astype(np.float64), peak.astype(np.float64), prof
 
 
 def _fit_centres(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, offset: np.ndarray, angles: np.ndarray,
@@ -372,7 +380,7 @@ def _shadow_direction(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.nda
         return None
     K = 48
     ang = np.arange(K) * (2.0 * math.pi / K)
-    gray = img.mean(axis=2, keepdims=True) if img.ndim == 3 else img[..., None]
+    gray = (cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if img.ndim == 3 else img)[..., None]
 
     def ring(k0: float, k1: float) -> np.ndarray:
         vals = []
@@ -787,6 +795,12 @@ def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previ
     ppm = px_per_mm(calibration)
     fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config)
     order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)
+    # A weak new circle is more often art or texture than a disk (one the previous scene had here is kept);
+    # the order is taken again without it, so no pair refers to a dropped disk.
+    keep = [k for k, f in enumerate(fits) if order.confidences[k] >= config.min_confidence or f.seed_id is not None]
+    if len(keep) < len(fits):
+        fits = [fits[k] for k in keep]
+        order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)
     return fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
                          config.disk_thickness_mm)
 
