@@ -117,3 +117,46 @@ def test_serve_prints_the_address_and_serves(tmp_path):
             proc.kill()
             proc.wait()
     assert proc.returncode == 0
+
+
+@pytest.mark.slow
+def test_serve_an_image_folder_through_the_vision_pipeline(tmp_path):
+    """--images with a calibration runs vision.live.LiveTable: the page gets its rectified frame, the calibration
+    page its numbers, and a folder without a calibration is one clear line."""
+    cv2 = pytest.importorskip("cv2")
+    pytest.importorskip("vision.live")
+    seq = pytest.importorskip("vision.synth.sequence").demo_sequence(7)
+    from calibration.table import calibrate_table
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    frame = seq[0][0]
+    for i in range(3):
+        cv2.imwrite(str(frames / f"frame_{i:03d}.png"), frame)
+    calibrate_table(frame).save(tmp_path / "table.json")
+
+    with pytest.raises(InputError, match="needs a table calibration"):
+        commands.make_feed(args("--images", str(frames)), tmp_path / "nodata")
+    # A table.json in the data directory is used when --calibration is not given.
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "table.json").write_bytes((tmp_path / "table.json").read_bytes())
+    feed, what = commands.make_feed(args("--images", str(frames)), data)
+    from webui.app import create_app
+
+    app = create_app(feed, data)
+    try:
+        c = app.test_client()
+        h = {"Host": "127.0.0.1"}
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not c.get("/api/view", headers=h).get_json()["has_frame"]:
+            time.sleep(0.2)
+        v = c.get("/api/view", headers=h).get_json()
+        assert v["has_frame"] and v["health"]["kind"] == "live"
+        assert v["frame_geometry"]["size_mm"] == [980.0, 980.0]
+        assert c.get("/api/frame.jpg", headers=h).mimetype == "image/jpeg"
+        cal = c.get("/api/calibration", headers=h).get_json()
+        assert cal["available"] is True and cal["calibration"]["format"] == "tablesight.table/1"
+    finally:
+        feed.stop()
+        app.extensions["tablesight.webui"].stop()

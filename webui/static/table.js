@@ -660,6 +660,9 @@
         setBackgroundButtons();
         renderHealth(v.health, v.busy);
         updateBanner();
+        $("disk-hint").textContent = v.scene.disks.length
+          ? "Tap a disk to see its ranges, line of sight and deviation targets. Tap a terrain piece to name it."
+          : v.version === 0 ? "Waiting for the table to be still: the camera has not committed a picture yet." : "No disks on the table.";
         fitTable();
         draw();
         if (S.selected) { renderDiskPanel(); loadDetails(S.selected); }
