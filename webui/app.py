@@ -326,7 +326,7 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
             "frame_geometry": frame_geometry(comp.feed, v.scene),
             "health": comp.health(),
             "corrections": comp.corrections.to_json(),
-            "hidden_disks": [d.id for d in v.raw_scene.disks if d.id not in {x.id for x in v.scene.disks}],
+            "hidden_disks": comp.corrections.hidden_disks(),
         })
 
     @app.get("/api/disk/<disk_id>")

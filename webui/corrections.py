@@ -169,6 +169,11 @@ class Corrections:
         out["revision"] = self.revision
         return out
 
+    def hidden_disks(self) -> list[str]:
+        """Track ids marked "not a disk" (whether or not they are in view now)."""
+        with self._lock:
+            return sorted(k for k, v in self._doc["disks"].items() if v.get("not_disk"))
+
     # -- validation helpers ------------------------------------------------------------------------------------
     @staticmethod
     def _terrain_entry(name: Any, keywords: Any, what: str) -> dict[str, Any]:
@@ -235,7 +240,10 @@ class Corrections:
 
     def set_not_disk(self, raw: Scene, disk_id: Any, not_disk: Any = True) -> dict[str, Any]:
         with self._lock:
-            disk_id = self._require_disk(raw, disk_id)
+            disk_id = _check_id(disk_id, "disk")
+            if not (not_disk is False and self._doc["disks"].get(disk_id, {}).get("not_disk")):
+                # Restoring needs no disk in the scene: a tracking feed may have dropped it already.
+                disk_id = self._require_disk(raw, disk_id)
             if not isinstance(not_disk, bool):
                 raise InputError(f"not_disk: expected true or false, got {not_disk!r}")
             doc = self._copy()

@@ -207,3 +207,20 @@ def test_corrections_are_passed_on_to_a_tracking_feed(make_client, scene_path):
     assert c.post("/api/corrections/owner", {"disk": "d6", "player": "nobody"}).status_code == 400
     assert feed.heard == [("d6", "owner", "orcs"), ("d1", "above", "d2"), ("d7", "not_a_disk", True),
                           ("d7", "unit", "orc-boyz")]
+
+
+def test_a_disk_dropped_by_the_tracker_can_still_be_restored(client, scene_path):
+    """Regression: with a tracking feed the 'not a disk' detection vanishes from the raw scene as well."""
+    assert client.post("/api/corrections/not-a-disk", {"disk": "d7"}).status_code == 200
+    doc = json.loads(scene_path.read_text())
+    doc["disks"] = [d for d in doc["disks"] if d["id"] != "d7"]
+    scene_path.write_text(json.dumps(doc))
+    import os
+    st = scene_path.stat()
+    os.utime(scene_path, (st.st_atime, st.st_mtime + 5))
+    assert client.comp.feed.reload_if_changed()
+    assert client.get("/api/view").get_json()["hidden_disks"] == ["d7"]
+    assert client.post("/api/corrections/not-a-disk", {"disk": "d7", "not_disk": False}).status_code == 200
+    assert client.get("/api/view").get_json()["hidden_disks"] == []
+    # Hiding still needs the disk to be there.
+    assert client.post("/api/corrections/not-a-disk", {"disk": "d7"}).status_code == 400
