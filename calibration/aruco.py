@@ -131,7 +131,8 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> np.ndarray
             return c
         u = np.linalg.solve(m, p2 - p1)
         out[k] = p1 + u[0] * d1
-    if np.abs(out - c).max() > 1.5:  # a neighbour's edge or glare took over: keep the detector's corners
+    # Far beyond the black border cell, a neighbour's edge or glare took over: keep the detector's corners.
+    if np.abs(out - c).max() > max(1.5, side / 10.0):
         return c
     return out
 

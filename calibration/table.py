@@ -370,21 +370,33 @@ def fit_table_homography(undistorted: Mapping[int, np.ndarray], layout: MarkerLa
     is left out. (With three markers, any two fit exactly, so a bad one cannot be told apart.) The kept corners
     are fitted by least squares with Levenberg-Marquardt refinement of the error in table mm.
 
-    With only two markers a free homography (8 unknowns from 8 corners) extrapolates badly across the table;
-    given the `camera_matrix`, the plane's pose (6 unknowns) is fitted instead.
+    With three markers or fewer a free homography (8 unknowns) extrapolates poorly across the table; given the
+    `camera_matrix`, the plane's pose (6 unknowns) is fitted instead, also for the leave-one-out check.
     """
     ids = sorted(undistorted)
     if len(ids) < 2:
         raise InputError(f"found {len(ids)} corner marker(s); need at least 2")
     src = np.concatenate([np.asarray(undistorted[i], dtype=np.float64).reshape(4, 2) for i in ids])
     dst = np.concatenate([np.asarray(layout.marker(i).corners_mm, dtype=np.float64) for i in ids])
+    kmat = None if camera_matrix is None else np.asarray(camera_matrix, dtype=np.float64)
+
+    def fit(sel: np.ndarray) -> np.ndarray | None:
+        # Three markers or fewer leave a free homography's perspective terms weakly fixed (a few tenths of a
+        # pixel at the corners become millimetres at the far side); with a known lens fit the pose instead.
+        if kmat is not None and len(sel) <= 12:
+            h_pose = _pose_homography(src[sel], dst[sel], kmat)
+            if h_pose is not None:
+                return h_pose
+        h_free, _ = cv2.findHomography(src[sel], dst[sel], 0)
+        return h_free
+
     rejected: list[RejectedMarker] = []
     keep = list(ids)
     if len(ids) >= 4:
         worst, worst_err, worst_ratio = None, 0.0, 0.0
         for k, i in enumerate(ids):
             others = np.array([j for j in range(len(src)) if j // 4 != k])
-            h_o, _ = cv2.findHomography(src[others], dst[others], 0)
+            h_o = fit(others)
             if h_o is None:
                 continue
             own = float(np.linalg.norm(_apply_h(h_o, src[4 * k:4 * k + 4]) - dst[4 * k:4 * k + 4], axis=1).mean())
@@ -397,11 +409,7 @@ def fit_table_homography(undistorted: Mapping[int, np.ndarray], layout: MarkerLa
             rejected.append(RejectedMarker(worst, f"corners {worst_err:.1f} mm off the other markers' fit "
                                                   "(moved, misprinted or misread)"))
     sel = np.concatenate([np.arange(4) + 4 * ids.index(i) for i in keep])
-    h = None
-    if camera_matrix is not None and len(keep) == 2:
-        h = _pose_homography(src[sel], dst[sel], np.asarray(camera_matrix, dtype=np.float64))
-    if h is None:
-        h, _ = cv2.findHomography(src[sel], dst[sel], 0)
+    h = fit(sel)
     if h is None:
         raise InputError("the corner markers are degenerate (all on one line?); cannot fit the table plane")
     res = np.linalg.norm(_apply_h(h, src) - dst, axis=1).reshape(len(ids), 4)
