@@ -8,8 +8,8 @@ running along an edge is not crossing.
 Borderline: a call is listed when an error of at most the tolerance in where the disks are could flip it.
 Every disk moved by up to e lies inside the disk grown by e and contains the disk shrunk by e, so a clear call
 that survives shrinking both disks by the tolerance, and a blocked call that survives growing them, cannot
-flip. The margin is the smallest e that flips the call (to 1/64 of the tolerance, all pairs at once). Terrain outlines are
-taken as given.
+flip. The margin is the smallest e that flips the call (to 1/64 of the tolerance, all pairs at once).
+Terrain outlines are taken as given.
 """
 
 from __future__ import annotations
