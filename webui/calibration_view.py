@@ -60,6 +60,7 @@ def calibration_json(feed: Any) -> dict[str, Any]:
     out["can_use_disk_diameters"] = callable(getattr(feed, "use_disk_diameters", None))
     if callable(getattr(feed, "latest_frame", None)):
         out["frame_url"] = "/api/calibration/frame.jpg"
+    out["message"] = str(getattr(feed, "message", "") or "")
     out["checked_at"] = time.time()
     return out
 

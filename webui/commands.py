@@ -56,8 +56,8 @@ def _calibration_path(args: argparse.Namespace, data_dir: Path) -> Path | None:
     return p if p.is_file() else None
 
 
-def _live_feed(source_kind: str, source_arg: Any, calibration_path: Path | None) -> Any:
-    """A vision.live.LiveTable for a camera, video, stream or image folder."""
+def _live_feed(source_kind: str, source_arg: Any, calibration_path: Path | None, data_dir: Path) -> Any:
+    """A vision.live.LiveTable for a camera, video, stream or image folder (with the calibration page's extras)."""
     if calibration_path is None:
         raise InputError(
             f"a {source_kind} source needs a table calibration: run 'tablesight calibrate FRAME.jpg -o table.json' "
@@ -69,9 +69,11 @@ def _live_feed(source_kind: str, source_arg: Any, calibration_path: Path | None)
         from calibration.table import TableCalibration
     except ImportError as exc:
         raise InputError(f"a {source_kind} source needs the vision pipeline, which is not installed here ({exc})") from None
+    from webui.camera import CameraFeed
+
     calibration = TableCalibration.load(calibration_path)
     source = sources.open_source(**{source_kind: source_arg})
-    return LiveTable(source, calibration)
+    return CameraFeed(LiveTable(source, calibration), data_dir)
 
 
 def make_feed(args: argparse.Namespace, data_dir: Path) -> tuple[Any, str]:
@@ -86,12 +88,12 @@ def make_feed(args: argparse.Namespace, data_dir: Path) -> tuple[Any, str]:
         if value is not None:
             if kind in ("video", "images") and not Path(value).exists():
                 raise InputError(f"--{kind} '{value}': no such {'file' if kind == 'video' else 'folder'}")
-            return _live_feed(kind, value, _calibration_path(args, data_dir)), f"{kind} {value}"
+            return _live_feed(kind, value, _calibration_path(args, data_dir), data_dir), f"{kind} {value}"
     # No source given: camera 0 when there is one (and a calibration), else the demo table.
     if probe_camera(0):
         calib = _calibration_path(args, data_dir)
         if calib is not None:
-            return _live_feed("camera", 0, calib), "camera 0"
+            return _live_feed("camera", 0, calib, data_dir), "camera 0"
         _say("camera 0 found, but no table calibration (pass --calibration table.json); running the demo table")
     else:
         _say("no camera found; running the demo table")

@@ -157,6 +157,15 @@ def test_serve_an_image_folder_through_the_vision_pipeline(tmp_path):
         assert c.get("/api/frame.jpg", headers=h).mimetype == "image/jpeg"
         cal = c.get("/api/calibration", headers=h).get_json()
         assert cal["available"] is True and cal["calibration"]["format"] == "tablesight.table/1"
+        assert cal["drift"]["status"] in ("unchecked", "ok") and cal["can_recalibrate"] is True
+        assert c.get("/api/calibration/frame.jpg", headers=h).mimetype == "image/jpeg"
+        # Recalibrate: a new table.json in the data directory (the image folder still shows the same frame).
+        (data / "table.json").unlink()
+        comp = app.extensions["tablesight.webui"]
+        r = c.post("/api/calibration/recalibrate", json={}, headers=dict(
+            h, Origin="http://127.0.0.1", **{"X-Tablesight-Token": comp.write_key}))
+        assert r.status_code == 200, r.get_json()
+        assert (data / "table.json").is_file() and "table.json" in r.get_json()["message"]
     finally:
         feed.stop()
         app.extensions["tablesight.webui"].stop()

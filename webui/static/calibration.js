@@ -87,8 +87,8 @@
         const r = await fetch(withToken("/api/calibration/recalibrate"), { method: "POST", headers: { "Content-Type": "application/json", "X-Tablesight-Token": writeKey }, body: "{}" });
         const d = await r.json();
         if (!r.ok) throw new Error(d.error || `HTTP ${r.status}`);
-        $("recal-msg").className = "msg good"; $("recal-msg").textContent = "Recalibrated.";
-        load();
+        $("recal-msg").className = "msg good"; $("recal-msg").textContent = d.message || "Recalibrated.";
+        setTimeout(load, 1500);
       } catch (e) { $("recal-msg").className = "msg bad"; $("recal-msg").textContent = e.message; b.disabled = false; }
     });
   }
