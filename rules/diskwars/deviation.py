@@ -3,7 +3,9 @@
 The die is rerolled against the disk NEAREST to the target within short range of it (the shooter may be it).
 Disks engaged with the target are always the nearest; among several, the one with the larger overlapped area.
 Several deviation results go to different disks in order of nearness. The report lists every target's
-candidates in that order, and flags neighbours in the order that a measurement error could swap.
+candidates in that order, and flags neighbours in the order that a measurement error could swap. Disks that
+overlap the target without being engaged with it (the target's own side) are at distance 0; among them the
+larger overlapped area comes first, as for engaged disks (RB p.19 gives that order only for engaged disks).
 """
 
 from __future__ import annotations

@@ -49,6 +49,10 @@ class DiskwarsSettings:
     terrain_setup_distance_inclusive:
         RB p.13: terrain is never placed "at short range or less" from another piece or a battlefield edge.
         True (default) reads "or less" literally: a distance equal to the short limit is a violation.
+    unknown_owner_blocks_control:
+        RB p.19: a player controls a piece when a disk of theirs overlaps it and no enemy disk does. A disk
+        whose owner the camera does not know yet could be an enemy: True (default) says nobody controls a
+        piece such a disk overlaps; False ignores such disks for control.
     """
 
     tolerance_mm: float = 1.0
@@ -56,11 +60,12 @@ class DiskwarsSettings:
     sandwich_area_tolerance_mm2: float = 2.0
     equal_z_pins: bool = False
     terrain_setup_distance_inclusive: bool = True
+    unknown_owner_blocks_control: bool = True
 
     def __post_init__(self) -> None:
         _check("tolerance_mm", self.tolerance_mm, nonneg=True)
         _check("contact_tolerance_mm", self.contact_tolerance_mm, nonneg=True)
         _check("sandwich_area_tolerance_mm2", self.sandwich_area_tolerance_mm2, nonneg=True)
-        for name in ("equal_z_pins", "terrain_setup_distance_inclusive"):
+        for name in ("equal_z_pins", "terrain_setup_distance_inclusive", "unknown_owner_blocks_control"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"settings.{name}: expected true or false, got {getattr(self, name)!r}")

@@ -45,14 +45,16 @@ def _terrain_overlaps(board: Board) -> tuple[tuple[TerrainOverlap, ...], tuple[B
 
 def terrain_control(board: Board) -> tuple[TerrainControl, ...]:
     """A player controls a piece when a disk of theirs overlaps it and no enemy disk does (RB p.19). A disk
-    whose owner is unknown could be an enemy: while one overlaps the piece nobody is said to control it."""
+    whose owner is unknown could be an enemy: while one overlaps the piece nobody is said to control it
+    (setting `unknown_owner_blocks_control`)."""
     out = []
     for k, t in enumerate(board.terrain):
         idx = np.flatnonzero(board.terrain_overlap[:, k])
         disks = tuple(board.ids[i] for i in idx)
         players = tuple(sorted({board.players[i] for i in idx if board.players[i] is not None}))
         unknown = tuple(board.ids[i] for i in idx if board.players[i] is None)
-        controller = players[0] if len(players) == 1 and not unknown else None
+        blocked = bool(unknown) and board.settings.unknown_owner_blocks_control
+        controller = players[0] if len(players) == 1 and not blocked else None
         out.append(TerrainControl(t.id, controller, players, disks, unknown))
     return tuple(sorted(out, key=lambda c: c.terrain))
 

@@ -173,6 +173,14 @@ def test_terrain_control(owners, controller):
     assert ctl.unknown_owner == tuple(f"d{k}" for k, o in enumerate(owners) if o is None)
 
 
+def test_unknown_owner_control_setting():
+    disks = [disk("d0", 320, 330, 22, player=None), disk("d1", 360, 330, 22, player="orcs")]
+    sc = scene(disks, terrain=[piece("hill", rect(300, 300, 500, 400))])
+    assert build_report(sc).terrain_control[0].controller is None
+    lenient = DiskwarsSettings(unknown_owner_blocks_control=False)
+    assert build_report(sc, lenient).terrain_control[0].controller == "orcs"
+
+
 @pytest.mark.parametrize("x, y, expect", [
     (450, 450, None),
     (22, 450, None),            # touching the edge from inside
