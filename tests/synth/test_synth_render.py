@@ -98,6 +98,17 @@ def test_synth_ray_map_inverts_projection(tier):
         assert np.abs(back - pts).max() < 1.0 * mm_px
 
 
+@pytest.mark.parametrize("seed", [TEST_SEEDS[0], 9001, 9010, 1002])
+def test_synth_lens_is_one_to_one_out_to_the_frame_corners(seed):
+    """Regression: strong barrel distortion without a balancing k2 folds the image corners (no ray reaches them)."""
+    cam = table_camera(seed, TIERS["hard"].camera, "1080p")
+    w, h = cam.image_size
+    X, Y = cam.plane_coords(0.0)
+    corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1], [w // 2, 0], [0, h // 2]])
+    table = np.array([[X[v, u], Y[v, u]] for u, v in corners])
+    assert np.abs(cam.project(table) - corners).max() < 0.5
+
+
 @pytest.mark.parametrize("seed", TEST_SEEDS[:3])
 def test_synth_visible_fraction_matches_the_covered_area(seed):
     """On a table of flat prints the visible share of each disk is 1 - the share its upper neighbours cover."""
