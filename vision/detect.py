@@ -41,7 +41,7 @@ class DetectorConfig:
     screen_rays: int = 48                # rim samples per candidate (coarse check and acceptance)
     canny_low: float = 30.0              # half-resolution colour Canny thresholds (candidate votes)
     canny_high: float = 70.0
-    vote_min: float = 0.2               # accumulator peak, as a fraction of the rim, to become a candidate
+    vote_min: float = 0.28               # accumulator peak, as a fraction of the rim, to become a candidate
     max_candidates_per_size: int = 120
     edge_min: float = 8.0                # minimum colour step (0-255 units per px) for a rim point
     min_alignment: float = 0.55          # share of the gradient energy along the ray at a rim point
@@ -53,6 +53,7 @@ class DetectorConfig:
     radius_freedom_px: float = 2.0       # a mostly seen disk's radius may differ this much from its class
     max_residual_px: float = 1.3        # RMS distance of the rim points to the fitted circle
     min_step_consistency: float = 0.35    # the colour must step the same way across the rim (not texture)
+    printed_ring_ratio: float = 0.78     # inner edge of the printed border ring / rim radius (0: not used)
     min_confidence: float = 0.4          # new disks below this confidence are dropped (not ones from history)
     accept_on_top: float = 0.65           # rim fraction of a disk lying mostly on accepted disks
     ring_uniform_min: float = 0.3        # fraction of rim rays whose border ring has the disk's ring colour
@@ -613,8 +614,9 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
     covered = np.zeros((M, K), bool)
     seeded = np.array([s is not None for s in v.seed_id], bool)
     emin = np.where(seeded, cfg.accept_min_history, cfg.accept_min)
-    good_fit = (v.residual <= cfg.max_residual_px) & (v.ring_uniform >= cfg.ring_uniform_min) & \
-        (v.steps >= cfg.min_step_consistency)
+    good_fit = (v.residual <= cfg.max_residual_px) & (v.ring_uniform >= cfg.ring_uniform_min)
+    # Felt around the rim steps the same way all round; a disk lying on another sees that disk's print there.
+    steps_ok = v.steps >= cfg.min_step_consistency
     accepted: list[int] = []
     while alive.any():
         eff = v.support & ~explained
@@ -625,9 +627,9 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
         lying_on = n_open < 0.5 * K
         # A disk lying mostly on accepted disks must show most of its rim and an even border ring (art on the
         # disk below draws arcs, not a ring); elsewhere the open part of the rim must be there.
-        strong = (e >= cfg.accept_strong) & (~lying_on | ((e >= cfg.accept_on_top) &
-                                                          (v.ring_uniform >= cfg.ring_uniform_on_top)))
-        partial = (e >= emin) & (c >= cfg.open_consistency) & (n_open >= 0.15 * K)
+        strong = (e >= cfg.accept_strong) & ((~lying_on & steps_ok) | (lying_on & (e >= cfg.accept_on_top) &
+                                                                         (v.ring_uniform >= cfg.ring_uniform_on_top)))
+        partial = (e >= emin) & (c >= cfg.open_consistency) & (n_open >= 0.15 * K) & steps_ok
         passes = alive & good_fit & (strong | partial)
         if not passes.any():
             break
@@ -637,7 +639,13 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
         alive[i] = False
         # Remove candidates that would be the same disk, explain its rim points away from the others.
         dist = np.hypot(v.cx - v.cx[i], v.cy - v.cy[i])
-        alive &= dist >= 0.5 * np.minimum(v.r, v.r[i])
+        same = v.size_idx == v.size_idx[i]
+        alive &= ~same | (dist >= 0.5 * v.r[i])
+        # A smaller circle at the centre of an accepted disk with the radius of its printed ring's inner edge is
+        # that print, not a disk on top (a real disk on top has its own radius and rarely sits dead centre).
+        if cfg.printed_ring_ratio > 0:
+            ring_r = cfg.printed_ring_ratio * v.r[i]
+            alive &= ~((v.r < v.r[i]) & (dist < 3.0) & (np.abs(v.r - ring_r) < 2.5))
         de = np.abs(np.hypot(v.ex - v.cx[i], v.ey - v.cy[i]) - v.r[i])
         explained |= de <= 1.5
         covered |= np.hypot(v.nx - v.cx[i], v.ny - v.cy[i]) < v.r[i] - 1.5
@@ -797,7 +805,8 @@ def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previ
     order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)
     # A weak new circle is more often art or texture than a disk (one the previous scene had here is kept);
     # the order is taken again without it, so no pair refers to a dropped disk.
-    keep = [k for k, f in enumerate(fits) if order.confidences[k] >= config.min_confidence or f.seed_id is not None]
+    keep = [k for k, f in enumerate(fits) if order.confidences[k] >= config.min_confidence
+            or f.seed_id is not None or f.rim_fraction >= config.accept_on_top]
     if len(keep) < len(fits):
         fits = [fits[k] for k in keep]
         order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)

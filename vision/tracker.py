@@ -358,17 +358,14 @@ class Tracker:
             return enforce_pairs(out, above) if above else out
 
     def _place_hidden(self, disks: list[Disk]) -> list[Disk]:
-        """A hidden disk lies under every disk that covers it: its z is below theirs, theirs above it."""
+        """A hidden disk lies under every disk that overlaps it now: its z is one below the lowest of them."""
         out = list(disks)
         for k, d in enumerate(out):
-            if d.z != -1:
+            if d.z != -1 or not d.extra.get("hidden"):
                 continue
-            over = [o for o in out if o is not d and o.z >= 0 and
+            over = [o.z for o in out if o is not d and not o.extra.get("hidden") and
                     math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) < o.radius_mm + d.radius_mm]
-            out[k] = replace(d, z=0)
-            for j, o in enumerate(out):
-                if o in over and o.z < 1:
-                    out[j] = replace(o, z=o.z + 1)
+            out[k] = replace(d, z=(min(over) - 1) if over else 0)
         return out
 
     def _owner(self, t: Track) -> str | None:

@@ -1,0 +1,228 @@
+"""Vision speed and history benchmarks on rendered gate-seed tables (never used for tuning).
+
+    .venv/bin/python benchmarks/bench_vision.py --out benchmarks/results/vision_bench.md
+    .venv/bin/python benchmarks/bench_vision.py --speed-seeds 3 --clip-seeds 2 --tier standard
+
+Speed (OpenCV on one thread, exact calibration from the camera truth, 1080p):
+- per-frame processing of `detect_frame` on `standard` tables with 40 disks, against the plain HoughCircles
+  baseline (`vision.baseline:detect`) on the same frames: CPU and wall milliseconds, median and p95;
+- the still-table fast path: one `LiveTable.process` call on an unchanged frame after a commit (small rectified
+  copy + motion gate, no detection).
+History (game-like clips, `vision.synth.sequence`): at the last frame of every stable moment the pipeline's
+detection is seeded by the previous stable scene and passed through the tracker, as the live table does; scored
+with the evaluation harness's matching: recall of 25-50 % visible disks, stacking order of overlapping pairs and
+whether the pin set is exact, with history and from the single frame alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (ROOT, ROOT / "benchmarks"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from tablesight.scene import Scene  # noqa: E402
+
+
+def _pct(vals, q):
+    return float(np.percentile(vals, q)) if len(vals) else float("nan")
+
+
+def speed(seeds, disks: int, log) -> dict:
+    from vision.baseline import detect as baseline_detect
+    from vision.detect import detect_frame
+    from vision.live import LiveTable, PipelineConfig
+    from vision.motion import MotionConfig
+    from vision.synth.render import render_frame
+    from vision.synth.scenes import random_table
+    from vision.synth.tiers import TIERS
+    from vision.synth.truth import truth_calibration
+    from vision.synth.writer import folder_camera
+
+    tier = replace(TIERS["standard"], name="standard", disks=(disks, disks), hand_probability=0.0)
+    cpu, wall, base_cpu, base_wall, fast, counts, rect_ms = [], [], [], [], [], [], []
+    for seed in seeds:
+        cam = folder_camera(seed, "standard", "1080p")
+        cal = truth_calibration(cam)
+        cal.rectify_maps()
+        for frame in range(2):
+            setup = random_table(seed, tier, frame=frame)
+            img = render_frame(setup, cam).image
+            detect_frame(img, cal)  # first-call costs are start-up
+            for _ in range(3):
+                t, w = time.process_time(), time.perf_counter()
+                scene = detect_frame(img, cal)
+                cpu.append((time.process_time() - t) * 1000)
+                wall.append((time.perf_counter() - w) * 1000)
+                t, w = time.process_time(), time.perf_counter()
+                baseline_detect(img, cal, None)
+                base_cpu.append((time.process_time() - t) * 1000)
+                base_wall.append((time.perf_counter() - w) * 1000)
+                t = time.process_time()
+                cal.rectify(img)
+                rect_ms.append((time.process_time() - t) * 1000)
+            counts.append(len(setup.disks))
+            # Still table: commit once, then time the unchanged frames.
+            table = LiveTable(None, cal, PipelineConfig(motion=MotionConfig(still_s=0.2)))
+            for k in range(4):
+                table.process(img, now=0.1 * k)
+            for k in range(10):
+                t = time.process_time()
+                table.process(img, now=1.0 + 0.1 * k)
+                fast.append((time.process_time() - t) * 1000)
+            log(f"speed seed {seed} frame {frame}: {len(setup.disks)} disks, {len(scene.disks)} found, "
+                f"detect {np.median(cpu[-3:]):.1f} ms CPU, baseline {np.median(base_cpu[-3:]):.1f} ms CPU")
+    return {"frames": len(counts), "disks": counts, "cpu": cpu, "wall": wall, "base_cpu": base_cpu,
+            "base_wall": base_wall, "fast": fast, "rectify": rect_ms}
+
+
+def history(seeds, tier: str, log) -> dict:
+    from eval_vision import match, _pins, _visible
+    from vision.detect import detect_frame, detect_rectified, sizes_for
+    from vision.synth.sequence import Sequence
+    from vision.synth.truth import truth_calibration
+    from vision.tracker import Tracker
+
+    tallies = {"history": _new_tally(), "single": _new_tally()}
+    for seed in seeds:
+        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2)
+        cal = truth_calibration(seq.camera)
+        sizes = sizes_for(cal)
+        tracker = Tracker()
+        previous = None
+        for first, last in seq.stable_moments:
+            img, truth, _ = seq[last]
+            rect = cal.rectify(img)
+            scene = detect_rectified(rect, cal, sizes, previous)
+            scene = tracker.update(scene)
+            previous = scene
+            _score(tallies["history"], truth, scene, match, _pins, _visible)
+            _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, _pins, _visible)
+        h = tallies["history"]
+        log(f"clip seed {seed}: {len(seq.stable_moments)} stable moments, pins exact "
+            f"{h['pins_exact']}/{h['moments']} so far")
+    return tallies
+
+
+def _new_tally() -> dict:
+    return {"partly": 0, "partly_found": 0, "visible": 0, "visible_found": 0, "order_n": 0, "order_ok": 0,
+            "moments": 0, "pins_exact": 0, "detections": 0, "false": 0}
+
+
+def _score(t: dict, truth: Scene, detected: Scene, match, pins_of, visible_of) -> None:
+    truth = replace(truth, disks=tuple(d for d in truth.disks if not d.extra.get("held")))
+    m = match(truth, detected)
+    inv = {tid: did for did, tid in m.items()}
+    cls = {d.id: ("visible" if visible_of(d) >= 0.5 else "partly" if visible_of(d) >= 0.25 else "dontcare")
+           for d in truth.disks}
+    for tid, c in cls.items():
+        if c == "dontcare":
+            continue
+        t[c] += 1
+        t[c + "_found"] += int(tid in inv)
+    for d in detected.disks:
+        tid = m.get(d.id)
+        if tid is not None and cls[tid] == "dontcare":
+            continue
+        t["detections"] += 1
+        t["false"] += int(tid is None)
+    det = {d.id: d for d in detected.disks}
+    tl = list(truth.disks)
+    for i, a in enumerate(tl):
+        for b in tl[i + 1:]:
+            if math.hypot(a.x_mm - b.x_mm, a.y_mm - b.y_mm) >= a.radius_mm + b.radius_mm - 0.5 or a.z == b.z:
+                continue
+            if a.id in inv and b.id in inv:
+                t["order_n"] += 1
+                t["order_ok"] += int((det[inv[a.id]].z - det[inv[b.id]].z) * (a.z - b.z) > 0)
+    care = {tid for tid, c in cls.items() if c != "dontcare"}
+    tp = pins_of(truth)
+    renamed = [replace(d, id=m.get(d.id) or f"unmatched:{d.id}", player=None, extra={}) for d in detected.disks]
+    dp = pins_of(Scene(disks=tuple(renamed), battlefield=truth.battlefield))
+    if tp is None or dp is None:
+        return
+    tp = {p for p in tp if p[0] in care and p[1] in care}
+    dp = {p for p in dp if not (cls.get(p[0]) == "dontcare" or cls.get(p[1]) == "dontcare")}
+    t["moments"] += 1
+    t["pins_exact"] += int(tp == dp)
+
+
+def _rate(a: int, b: int) -> str:
+    return f"{100.0 * a / b:.1f} % ({a}/{b})" if b else "n/a"
+
+
+def markdown(sp: dict | None, hist: dict | None, command: str, args) -> str:
+    lines = ["# Vision benchmarks (speed, history)", "", f"Command: `{command}`", "",
+             f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", ""]
+    if sp:
+        lines += ["## Speed (1080p, OpenCV on one thread, gate seeds " + ", ".join(map(str, args.speed_seed_list)) +
+                  f", {args.disks}-disk standard tables)", "",
+                  f"{sp['frames']} frames, disks per table: {sorted(set(sp['disks']))}", "",
+                  "| measure | median ms | p95 ms |", "|---|---|---|",
+                  f"| detect_frame, CPU | {np.median(sp['cpu']):.1f} | {_pct(sp['cpu'], 95):.1f} |",
+                  f"| detect_frame, wall | {np.median(sp['wall']):.1f} | {_pct(sp['wall'], 95):.1f} |",
+                  f"| HoughCircles baseline, CPU | {np.median(sp['base_cpu']):.1f} | {_pct(sp['base_cpu'], 95):.1f} |",
+                  f"| HoughCircles baseline, wall | {np.median(sp['base_wall']):.1f} | "
+                  f"{_pct(sp['base_wall'], 95):.1f} |",
+                  f"| of which rectification (calibration.rectify), CPU | {np.median(sp['rectify']):.1f} | "
+                  f"{_pct(sp['rectify'], 95):.1f} |",
+                  f"| still-table fast path (LiveTable.process, unchanged frame), CPU | {np.median(sp['fast']):.2f} | "
+                  f"{_pct(sp['fast'], 95):.2f} |", "",
+                  f"Ratio detect_frame / baseline (CPU medians): {np.median(sp['cpu']) / np.median(sp['base_cpu']):.2f}x",
+                  ""]
+    if hist:
+        lines += [f"## History (clips, tier {args.tier}, gate seeds " + ", ".join(map(str, args.clip_seed_list)) +
+                  "; last frame of each stable moment, exact calibration)", "",
+                  "| metric | with history (seeded + tracker) | single frame |", "|---|---|---|"]
+        h, s = hist["history"], hist["single"]
+        lines += [f"| recall >=50 % visible | {_rate(h['visible_found'], h['visible'])} | "
+                  f"{_rate(s['visible_found'], s['visible'])} |",
+                  f"| recall 25-50 % visible | {_rate(h['partly_found'], h['partly'])} | "
+                  f"{_rate(s['partly_found'], s['partly'])} |",
+                  f"| precision | {_rate(h['detections'] - h['false'], h['detections'])} | "
+                  f"{_rate(s['detections'] - s['false'], s['detections'])} |",
+                  f"| stacking order (overlapping pairs) | {_rate(h['order_ok'], h['order_n'])} | "
+                  f"{_rate(s['order_ok'], s['order_n'])} |",
+                  f"| pin set exact (stable moments) | {_rate(h['pins_exact'], h['moments'])} | "
+                  f"{_rate(s['pins_exact'], s['moments'])} |", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from vision.synth.seeds import GATE_SEEDS
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--speed-seeds", type=int, default=3, help="gate seeds for the speed tables (default 3)")
+    p.add_argument("--disks", type=int, default=40, help="disks per speed table (default 40)")
+    p.add_argument("--clip-seeds", type=int, default=2, help="gate seeds for the history clips (default 2)")
+    p.add_argument("--tier", default="standard", choices=["easy", "standard", "hard"])
+    p.add_argument("--out", type=Path, help="write the markdown here")
+    args = p.parse_args(argv)
+    cv2.setNumThreads(1)
+    args.speed_seed_list = list(GATE_SEEDS[: args.speed_seeds])
+    args.clip_seed_list = list(GATE_SEEDS[-args.clip_seeds:]) if args.clip_seeds else []
+    log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    sp = speed(args.speed_seed_list, args.disks, log) if args.speed_seeds else None
+    hist = history(args.clip_seed_list, args.tier, log) if args.clip_seeds else None
+    command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = markdown(sp, hist, command.strip(), args)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
