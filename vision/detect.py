@@ -54,6 +54,7 @@ class DetectorConfig:
     max_residual_px: float = 1.3        # RMS distance of the rim points to the fitted circle
     min_step_consistency: float = 0.35    # the colour must step the same way across the rim (not texture)
     printed_ring_ratio: float = 0.78     # inner edge of the printed border ring / rim radius (0: not used)
+    printed_ring_tolerance_px: float = 1.9
     min_confidence: float = 0.4          # new disks below this confidence are dropped (not ones from history)
     accept_on_top: float = 0.65           # rim fraction of a disk lying mostly on accepted disks
     ring_uniform_min: float = 0.3        # fraction of rim rays whose border ring has the disk's ring colour
@@ -354,6 +355,7 @@ class _Verified:
     ring_uniform: np.ndarray   # (M,) fraction of supported rays whose border-ring colour matches the median
     steps: np.ndarray          # (M,) step consistency across the rim (see _step_consistency)
     alignment: np.ndarray      # (M,) mean share of gradient energy along the rays at the supporting rim points
+    r_class: np.ndarray        # (M,) the size class radius as seen in this frame (nominal + the frame's offset)
     seed_id: list = field(default_factory=list)
     seed_z: list = field(default_factory=list)
     shadow: Shadow | None = None
@@ -600,7 +602,7 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     return _Verified(cx, cy, r, cand.size_idx[sel], support, cx[:, None] + rho * ca, cy[:, None] + rho * sa,
                      cx[:, None] + r[:, None] * ca, cy[:, None] + r[:, None] * sa, resid,
                      _ring_uniformity(ring, support), _step_consistency(img, cx, cy, r, off, angles, support),
-                     (align * support).sum(1) / np.maximum(support.sum(1), 1), [seed_id[i] for i in sel], [seed_z[i] for i in sel], shadow)
+                     (align * support).sum(1) / np.maximum(support.sum(1), 1), rc[sel], [seed_id[i] for i in sel], [seed_z[i] for i in sel], shadow)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -644,11 +646,19 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
         # A smaller circle at the centre of an accepted disk with the radius of its printed ring's inner edge is
         # that print, not a disk on top (a real disk on top has its own radius and rarely sits dead centre).
         if cfg.printed_ring_ratio > 0:
-            ring_r = cfg.printed_ring_ratio * v.r[i]
-            alive &= ~((v.r < v.r[i]) & (dist < 3.0) & (np.abs(v.r - ring_r) < 2.5))
+            ring_r = cfg.printed_ring_ratio * v.r_class[i]
+            alive &= ~((v.r < v.r[i]) & (dist < 3.0) & (np.abs(v.r - ring_r) < cfg.printed_ring_tolerance_px))
         de = np.abs(np.hypot(v.ex - v.cx[i], v.ey - v.cy[i]) - v.r[i])
         explained |= de <= 1.5
         covered |= np.hypot(v.nx - v.cx[i], v.ny - v.cy[i]) < v.r[i] - 1.5
+    if cfg.printed_ring_ratio > 0:  # the same check for a print accepted before its disk
+        drop = set()
+        for i in accepted:
+            for j in accepted:
+                if v.r[i] < v.r[j] and math.hypot(v.cx[i] - v.cx[j], v.cy[i] - v.cy[j]) < 3.0 and \
+                        abs(v.r[i] - cfg.printed_ring_ratio * v.r_class[j]) < cfg.printed_ring_tolerance_px:
+                    drop.add(i)
+        accepted = [i for i in accepted if i not in drop]
     return accepted
 
 
