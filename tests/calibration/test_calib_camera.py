@@ -132,3 +132,23 @@ def test_board_spec_parsing(text, ok):
     else:
         with pytest.raises(InputError):
             BoardSpec.parse(text)
+
+
+def test_charuco_board_photos_calibrate():
+    from calib_frames import look_at_pose, render_plane, webcam_1080p
+
+    cam = webcam_1080p()
+    board = BoardSpec.parse("charuco:7x5", 30.0)
+    ppm = 4.0
+    tex = cv2.cvtColor(board.charuco_board().generateImage((int(210 * ppm), int(150 * ppm))), cv2.COLOR_GRAY2BGR)
+    rng = np.random.default_rng(161)
+    photos = []
+    for k in range(8):
+        rvec, tvec = look_at_pose((105.0, 75.0), rng.uniform(450, 650), rng.uniform(10, 35), rng.uniform(0, 360),
+                                  rng.uniform(-15, 15))
+        tvec = tvec + np.array([rng.uniform(-0.3, 0.3) * tvec[2], rng.uniform(-0.2, 0.2) * tvec[2], 0.0])
+        photos.append((f"c{k}", render_plane(tex, (-0.5 / ppm, -0.5 / ppm), ppm, cam, rvec, tvec,
+                                             background=(200, 200, 200))))
+    result = calibrate_camera_images(photos, board)
+    assert result.intrinsics.rms_px < 0.5
+    assert result.intrinsics.camera_matrix[0, 0] == pytest.approx(cam.K[0, 0], rel=0.03)
