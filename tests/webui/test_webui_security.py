@@ -92,6 +92,7 @@ def test_responses_carry_protective_headers(client):
     r = client.get("/")
     assert r.headers["X-Frame-Options"] == "DENY"
     assert r.headers["X-Content-Type-Options"] == "nosniff"
+    assert "script-src 'self'" in r.headers["Content-Security-Policy"]
 
 
 @pytest.mark.parametrize("host,expected", [
