@@ -80,7 +80,6 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
     from werkzeug.serving import make_server
 
-    from vision.synth.sequence import demo_sequence
     from webui.app import create_app
     from webui.feeds import DemoFeed
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from flask import Flask, Response, abort, jsonify, render_template, request
+from flask import Flask, Response, jsonify, render_template, request
 
 from tablesight.errors import InputError
 from tablesight.scene import Scene
