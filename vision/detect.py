@@ -161,8 +161,6 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     """Vote peaks (x, y, size index) in full-resolution px, and the half-resolution gradient structure tensor."""
     half = cv2.resize(blur, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     h, w = half.shape[:2]
-    dx = cv2.Sobel(half, cv2.CV_16S, 1, 0, ksize=3)
-    dy = cv2.Sobel(half, cv2.CV_16S, 0, 1, ksize=3)
     # Gradient structure tensor summed over the colour channels (Di Zenzo), smoothed a little.
     fx = cv2.Sobel(half, cv2.CV_32F, 1, 0, ksize=3)
     fy = cv2.Sobel(half, cv2.CV_32F, 0, 1, ksize=3)
@@ -175,8 +173,8 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     out_x, out_y, out_s = [], [], []
     if len(xs) == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0, np.int64), tensor
-    gx = dx[ys, xs].astype(np.float32)
-    gy = dy[ys, xs].astype(np.float32)
+    gx = fx[ys, xs]
+    gy = fy[ys, xs]
     if gx.ndim == 2:  # colour: the channel with the strongest gradient decides the direction
         ch = np.argmax(gx * gx + gy * gy, axis=1)
         rows = np.arange(len(ch))
@@ -515,6 +513,15 @@ def _densest_median(values: np.ndarray, width: float = 1.0) -> float:
     return float(np.median(v[i:hi[i]]))
 
 
+def _refit_offsets(cx0: np.ndarray, cy0: np.ndarray, r0: np.ndarray, off: np.ndarray, angles: np.ndarray,
+                   cx: np.ndarray, cy: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Offsets of rim points measured around (cx0, cy0, r0) from a refitted circle (cx, cy, r), NaN kept."""
+    rho = r0[:, None] + off
+    px = cx0[:, None] + rho * np.cos(angles)[None, :]
+    py = cy0[:, None] + rho * np.sin(angles)[None, :]
+    return np.hypot(px - cx[:, None], py - cy[:, None]) - r[:, None]
+
+
 def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: DetectorConfig, K: int,
             ppm: float = 1.0, tensor: np.ndarray | None = None) -> _Verified:
     """Coarse check of every candidate on K rays: fitted centre, supporting rays, ring; copies merged.
@@ -528,8 +535,9 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     seeded = np.array([s is not None for s in cand.seed_id], bool)
     angles = np.arange(K) * (2.0 * math.pi / K)
     off, _, _ = _rim_points(img, cx, cy, r0, angles, 3.5, cfg)
-    cx, cy, rf = _fit_circles(cx, cy, r0, off, angles)
-    off, _, _ = _rim_points(img, cx, cy, rf, angles, 2.0, cfg)
+    cx1, cy1, rf = _fit_circles(cx, cy, r0, off, angles)
+    off = _refit_offsets(cx, cy, r0, off, angles, cx1, cy1, rf)
+    cx, cy = cx1, cy1
     good = (np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)).mean(1) >= 0.6
     # A larger disk's printed inner ring looks like a smaller disk at its centre: keep those out.
     g = np.nonzero(good)[0]
