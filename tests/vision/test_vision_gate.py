@@ -1,0 +1,89 @@
+"""Gate checks on rendered gate-seed frames (never used for tuning): a subset of the benchmark's metrics with
+thresholds under the measured results (benchmarks/results/vision.md has the full tables and the targets)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow
+
+FRAMES = 4  # gate seeds, one standard-tier 1080p frame each
+
+
+def _match(truth, scene):
+    pairs = sorted((math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm), d.id, t.id)
+                   for t in truth.disks for d in scene.disks
+                   if math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm) <= 0.25 * t.radius_mm)
+    used_d, used_t, out = set(), set(), {}
+    for dist, did, tid in pairs:
+        if did not in used_d and tid not in used_t:
+            used_d.add(did)
+            used_t.add(tid)
+            out[tid] = (did, dist)
+    return out
+
+
+@pytest.fixture(scope="module")
+def gate_results():
+    from vision.detect import detect_frame
+    from vision.synth.render import render_frame
+    from vision.synth.scenes import random_table
+    from vision.synth.seeds import GATE_SEEDS
+    from vision.synth.truth import truth_calibration
+    from vision.synth.writer import folder_camera
+
+    out = []
+    for seed in GATE_SEEDS[:FRAMES]:
+        cam = folder_camera(seed, "standard", "1080p")
+        cal = truth_calibration(cam)
+        fr = render_frame(random_table(seed, "standard", frame=0), cam)
+        out.append((fr.scene, detect_frame(fr.image, cal)))
+    return out
+
+
+def test_gate_detection_metrics(gate_results):
+    present = found = detections = false = size_ok = 0
+    errs = []
+    for truth, scene in gate_results:
+        truth_disks = [t for t in truth.disks if not t.extra.get("held")]
+        vis = {t.id: t.extra.get("visible_fraction", 1.0) for t in truth_disks}
+        m = _match(truth, scene)
+        matched_d = {did: tid for tid, (did, _) in m.items()}
+        for t in truth_disks:
+            if vis[t.id] >= 0.5:
+                present += 1
+                if t.id in m:
+                    found += 1
+                    d = scene.disk(m[t.id][0])
+                    errs.append(m[t.id][1])
+                    size_ok += int(d.size == t.size)
+        for d in scene.disks:
+            tid = matched_d.get(d.id)
+            if tid is not None and vis[tid] < 0.25:
+                continue
+            detections += 1
+            false += int(tid is None)
+    assert found / present >= 0.90, f"recall {found}/{present}"
+    assert (detections - false) / detections >= 0.93, f"precision {detections - false}/{detections}"
+    assert np.median(errs) <= 0.6
+    assert size_ok / max(found, 1) >= 0.95
+
+
+def test_gate_stacking_order(gate_results):
+    n = ok = 0
+    for truth, scene in gate_results:
+        m = _match(truth, scene)
+        tl = [t for t in truth.disks if not t.extra.get("held")]
+        for i, a in enumerate(tl):
+            for b in tl[i + 1:]:
+                if a.z == b.z or math.hypot(a.x_mm - b.x_mm, a.y_mm - b.y_mm) >= a.radius_mm + b.radius_mm - 0.5:
+                    continue
+                if a.id in m and b.id in m:
+                    n += 1
+                    za, zb = scene.disk(m[a.id][0]).z, scene.disk(m[b.id][0]).z
+                    ok += int((za - zb) * (a.z - b.z) > 0)
+    assert n >= 3
+    assert ok / n >= 0.9, f"order {ok}/{n}"
