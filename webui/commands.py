@@ -147,6 +147,13 @@ def serve(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir or DEFAULT_DATA_DIR)
     if data_dir.exists() and not data_dir.is_dir():
         raise InputError(f"--data-dir '{data_dir}': exists and is not a folder")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe = data_dir / ".tablesight-write-check"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"--data-dir '{data_dir}': cannot write there ({exc.strerror or exc})") from None
     token = None if is_loopback(args.host) else (os.environ.get("TABLESIGHT_TOKEN") or new_token())
     _check_port_free(args.host, args.port)  # before the feed starts; werkzeug would print its own and exit 1
     feed, what = make_feed(args, data_dir)

@@ -161,6 +161,12 @@ def test_click_on_a_disk_shows_range_rings_and_line_of_sight(browser, server):
         assert page.locator(f'g.disk[data-disk="{other}"] circle.outline').get_attribute("data-band") == band
     shot(page, "webui-file-selected-laptop")
     assert not page.errors
+    # The keyboard works too: Tab to a disk, Enter selects it, focus stays on it after the redraw.
+    page.focus('g.disk[data-disk="d5"]')
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#sel-ring")
+    assert page.evaluate("document.activeElement.dataset.disk") == "d5"
+    assert "d5" in page.locator("#disk-info").inner_text()
     # Escape clears the selection.
     page.keyboard.press("Escape")
     assert page.locator("#sel-ring").count() == 0

@@ -168,3 +168,25 @@ def test_serve_an_image_folder_through_the_vision_pipeline(tmp_path):
     finally:
         feed.stop()
         app.extensions["tablesight.webui"].stop()
+
+
+@pytest.mark.parametrize("content,reason", [
+    ("{broken", "corrections"),
+    ('{"format": "tablesight.corrections/7"}', "unknown major version"),
+])
+def test_a_broken_corrections_file_stops_serve_with_one_line(tmp_path, capsys, content, reason):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "corrections.json").write_text(content)
+    assert main(["serve", "--scene", SKIRMISH, "--data-dir", str(data), "--port", str(free_port())]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tablesight serve:") and reason in err and len(err.splitlines()) == 1
+    assert (data / "corrections.json").read_text() == content  # left untouched
+
+
+def test_an_unwritable_data_dir_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert main(["serve", "--scene", SKIRMISH, "--data-dir", str(blocker / "data")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "cannot write there" in err and len(err.splitlines()) == 1

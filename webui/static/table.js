@@ -111,6 +111,9 @@
     const vb = [-MARGIN, -MARGIN, bf.width_mm + 2 * MARGIN, bf.height_mm + 2 * MARGIN];
     svg.setAttribute("viewBox", vb.join(" "));
     svg.style.aspectRatio = `${vb[2]} / ${vb[3]}`;
+    // The redraw replaces every element: keep keyboard focus on the same disk or terrain piece.
+    const act = document.activeElement;
+    const refocus = act && svg.contains(act) ? (act.dataset.disk ? `g.disk[data-disk="${CSS.escape(act.dataset.disk)}"]` : act.dataset.terrain ? `polygon[data-terrain="${CSS.escape(act.dataset.terrain)}"]` : null) : null;
     svg.replaceChildren();
     const defs = el("defs", {}, svg);
     const mk = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "8", refY: "5", markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse" }, defs);
@@ -144,7 +147,11 @@
         stroke: S.terrainSel === t.id ? "#5eb3ff" : "#d9c38a", "stroke-width": px * (S.terrainSel === t.id ? 4 : 2.2),
         "stroke-dasharray": blocks ? null : `${px * 8} ${px * 5}`,
       }, tg);
+      shape.setAttribute("tabindex", "0");
+      shape.setAttribute("role", "button");
+      shape.setAttribute("aria-label", `terrain ${t.name || t.id}`);
       shape.addEventListener("click", (ev) => { ev.stopPropagation(); selectTerrain(t.id); });
+      shape.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); selectTerrain(t.id); } });
       const cx = t.polygon_mm.reduce((a, p) => a + p[0], 0) / t.polygon_mm.length;
       const cy = t.polygon_mm.reduce((a, p) => a + p[1], 0) / t.polygon_mm.length;
       const label = (t.name || t.id) + (t.keywords.length ? "" : " ?");
@@ -195,7 +202,7 @@
     const harried = new Set(rep ? rep.harried : []);
     const disks = [...sc.disks].sort((a, b) => a.z - b.z || a.id.localeCompare(b.id));
     for (const d of disks) {
-      const g = el("g", { class: "disk", "data-disk": d.id }, dg);
+      const g = el("g", { class: "disk", "data-disk": d.id, tabindex: 0, role: "button", "aria-label": `${diskName(d.id)}, ${d.player || "owner unknown"}` }, dg);
       const col = playerColour(d.player);
       const rel = pairsOf.get(d.id);
       const band = rel && (S.wholly ? rel.wholly : rel.band);
@@ -228,6 +235,7 @@
         el("circle", { cx: d.x_mm + d.radius_mm * 0.72, cy: d.y_mm - d.radius_mm * 0.72, r: px * 4, fill: "#5eb3ff", stroke: "#000", "stroke-width": px }, g);
       }
       g.addEventListener("click", (ev) => { ev.stopPropagation(); selectDisk(d.id); });
+      g.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); selectDisk(d.id); } });
     }
     if (sel) {
       el("circle", { cx: sel.x_mm, cy: sel.y_mm, r: sel.radius_mm + px * 3, fill: "none", stroke: "#fff", "stroke-width": px * 3.5, class: "sel-ring", id: "sel-ring" }, svg);
@@ -289,6 +297,7 @@
       }
     }
     renderLegend();
+    if (refocus) { const f = svg.querySelector(refocus); if (f) f.focus({ preventScroll: true }); }
   }
 
   function renderLegend() {
