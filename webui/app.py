@@ -202,6 +202,26 @@ def frame_geometry(feed: Any, scene: Scene) -> dict[str, Any]:
     return {"origin_mm": [ox, oy], "size_mm": [float(bw) - 2 * ox, float(bh) - 2 * oy]}
 
 
+GZIP_MIN_BYTES = 8192
+
+
+def _gzip(resp: Response) -> Response:
+    """Compress a large JSON answer (a report of many disks) for a phone on a busy wifi."""
+    if (resp.mimetype != "application/json" or resp.direct_passthrough or resp.status_code != 200
+            or "gzip" not in request.headers.get("Accept-Encoding", "").lower()
+            or "Content-Encoding" in resp.headers):
+        return resp
+    data = resp.get_data()
+    if len(data) < GZIP_MIN_BYTES:
+        return resp
+    import gzip
+
+    resp.set_data(gzip.compress(data, compresslevel=5))
+    resp.headers["Content-Encoding"] = "gzip"
+    resp.headers["Vary"] = "Accept-Encoding"
+    return resp
+
+
 def _json_body() -> dict[str, Any]:
     if not request.is_json:
         raise InputError("expected a JSON body (Content-Type: application/json)")
@@ -284,7 +304,7 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
         resp.headers.setdefault("Content-Security-Policy", CSP)
         if request.path.startswith("/api/") and "Cache-Control" not in resp.headers:
             resp.headers["Cache-Control"] = "no-store"
-        return resp
+        return _gzip(resp)
 
     # -- pages -------------------------------------------------------------------------------------------------
     def _page(name: str) -> str:

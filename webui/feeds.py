@@ -314,8 +314,8 @@ class DemoFeed:
             self._thread = None
 
     def _run(self) -> None:
-        next_t = time.monotonic()
-        while not self._stop.is_set():
+        next_t = time.monotonic() + self.item_s  # the first stable moment is already on show
+        while not self._stop.wait(max(0.0, next_t - time.monotonic())):
             try:
                 self.advance()  # a first render can take longer than an item: the clip then just runs slower
             except Exception as exc:  # keep the last scene on the page and say what broke
@@ -323,7 +323,6 @@ class DemoFeed:
                 self._box.publish(replace(cur, health=replace(cur.health, message=f"demo stopped: {exc}")))
                 return
             next_t = max(next_t + self.item_s, time.monotonic())
-            self._stop.wait(max(0.0, next_t - time.monotonic()))
 
     def state(self) -> LiveState:
         return self._box.state()

@@ -176,3 +176,32 @@ def test_frame_is_served_once_per_scene_version(make_client):
     etag = r.headers["ETag"]
     assert c.get("/api/frame.jpg", headers={"If-None-Match": etag}).status_code == 304
     assert c.get("/api/view").get_json()["has_frame"] is True
+
+
+def test_large_answers_are_compressed_for_clients_that_ask(client):
+    import gzip
+
+    plain = client.get("/api/view")
+    assert "Content-Encoding" not in plain.headers
+    packed = client.get("/api/view", headers={"Accept-Encoding": "gzip, deflate"})
+    if len(plain.data) >= 8192:
+        assert packed.headers["Content-Encoding"] == "gzip"
+        assert json.loads(gzip.decompress(packed.data)) == plain.get_json()
+    small = client.get("/api/health", headers={"Accept-Encoding": "gzip"})
+    assert "Content-Encoding" not in small.headers
+
+
+def test_events_tell_the_page_when_hands_are_over_the_table(make_client):
+    from tablesight.scene import load_scene
+    from webui.feeds import DemoFeed
+
+    scene = load_scene("tests/webui/scene_webui_skirmish.json")
+    feed = DemoFeed(item_s=60, sequence_factory=lambda seed: [(None, scene, True), (None, scene, False)])
+    c = make_client(feed=feed)
+    stream = c.comp.events(keepalive_s=5.0)
+    assert '"busy": false' in next(stream)
+    feed.advance()  # the first, stable item again
+    feed.advance()  # hands over the table: same version, busy
+    assert feed.state().busy and feed.state().version == 1
+    ev = next(stream)  # the hub notices within its poll of the feed, well before the keepalive
+    assert '"busy": true' in ev and '"key": "1.0"' in ev
