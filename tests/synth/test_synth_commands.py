@@ -66,12 +66,39 @@ def test_synth_boards_calibrate_the_true_lens(tmp_path):
     (["--disk-diameters-mm", "64,44,89"], "growing"),
     (["--disk-diameters-mm", "a,b,c"], "expected three numbers"),
     (["--boards", "-1"], "--boards must be within"),
+    (["--tier", "standard", "--count", "1", "--resolution", "720p", "--boards", "0", "--disk-diameters-mm",
+      "44,64,400"], "not a disk size"),
 ])
 def test_synth_bad_arguments_one_line(tmp_path, capsys, argv, message):
     rc = main(["synth", "--seed", "1", "--out", str(tmp_path / "x")] + argv)
     err = capsys.readouterr().err
     assert rc == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_synth_negative_seed_one_line(tmp_path, capsys):
+    assert main(["synth", "--seed", "-3", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "--seed must be" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_synth_video_clip_folder(tmp_path):
+    out = tmp_path / "clip"
+    assert main(["synth", "--seed", str(TEST_SEEDS[8]), "--out", str(out), "--video", "--resolution", "720p",
+                 "--boards", "0"]) == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["video"] in ("clip.mp4", "clip.avi") and (out / man["video"]).stat().st_size > 10_000
+    cap = cv2.VideoCapture(str(out / man["video"]))
+    n = 0
+    while cap.read()[0]:
+        n += 1
+    assert n == len(man["frames"])
+    assert man["stable_frames"] and all(man["frames"][i]["stable"] for i in man["stable_frames"])
+    assert [m[0] for m in man["stable_moments"]][0] == 0
+    for f in man["frames"]:
+        scene = load_scene(out / f["scene"])
+        assert scene.extra["synth"]["stable"] == f["stable"]
 
 
 def test_synth_out_is_a_file(tmp_path, capsys):

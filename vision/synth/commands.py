@@ -27,6 +27,8 @@ def parse_diameters(text: str | None) -> tuple[float, float, float] | None:
 def synth(args: argparse.Namespace) -> int:
     from vision.synth.writer import write_folder
 
+    if args.seed < 0 or args.seed >= 2 ** 63:
+        raise InputError(f"--seed must be a whole number >= 0, got {args.seed}")
     if args.count < 1 or args.count > 10000:
         raise InputError(f"--count must be within 1..10000, got {args.count}")
     out = Path(args.out)

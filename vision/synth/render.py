@@ -230,6 +230,19 @@ def _post(img: np.ndarray, camera: SynthCamera, setup: TableSetup, rng: np.rando
         cv2.line(k, (int(round(c - dx)), int(round(c - dy))), (int(round(c + dx)), int(round(c + dy))), 1.0, 1,
                  cv2.LINE_AA)
         img8 = cv2.filter2D(img8, -1, k / k.sum())
+    if look.lateral_ca_px > 0.05:  # lateral chromatic aberration: red a touch larger than green, blue smaller
+        cx, cy = camera.camera_matrix[0, 2], camera.camera_matrix[1, 2]
+        eps = look.lateral_ca_px / math.hypot(w / 2, h / 2)
+        b, g, r = cv2.split(img8)
+        for ch, scale in ((0, 1.0 - eps), (2, 1.0 + eps)):
+            m = np.float32([[scale, 0, cx * (1 - scale)], [0, scale, cy * (1 - scale)]])
+            src = b if ch == 0 else r
+            warped = cv2.warpAffine(src, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+            if ch == 0:
+                b = warped
+            else:
+                r = warped
+        img8 = cv2.merge([b, g, r])
     # webcams sharpen in firmware: a mild unsharp mask (halos along strong edges)
     img8 = cv2.addWeighted(img8, 1.35, cv2.GaussianBlur(img8, (0, 0), 1.6), -0.35, 0.0)
     # sensor noise: luminance noise growing with brightness (shot noise) plus coarser chroma noise

@@ -159,6 +159,7 @@ class TableLook:
     jpeg_quality: int
     white_balance: tuple[float, float, float]
     exposure: float = 1.0  # the webcam's auto exposure wanders a little from frame to frame
+    lateral_ca_px: float = 0.0  # red and blue images scaled apart: this many px of colour fringe at the corners
 
 
 @dataclass(frozen=True)
@@ -375,6 +376,7 @@ def _random_look(room: np.random.Generator, moment: np.random.Generator, s: Tier
                 vignette=float(room.uniform(*s.vignette)),
                 defocus_sigma_px=float(room.uniform(*s.defocus_sigma_px)), white_balance=wb,
                 jpeg_quality=int(room.integers(s.jpeg_quality[0], s.jpeg_quality[1] + 1)))
+    look["lateral_ca_px"] = float(room.uniform(0.2, 1.2))  # a cheap lens's colour fringes at the frame corners
     blur = moment.uniform(*s.motion_blur_px) if moment.random() < 0.5 else 0.0
     return TableLook(motion_blur_px=float(blur), motion_blur_deg=float(moment.uniform(0, 180)),
                      noise_sigma=float(moment.uniform(*s.noise_sigma)), exposure=float(moment.uniform(0.95, 1.05)),
@@ -426,6 +428,8 @@ def random_table(seed: int, tier: str | TierSettings = "standard", *, frame: int
                  diameters_mm: tuple[float, float, float] | None = None) -> TableSetup:
     """A random table for (seed, frame): ground truth and look. Deterministic per arguments."""
     s = tier if isinstance(tier, TierSettings) else tier_settings(tier)
+    if int(seed) < 0 or int(frame) < 0:
+        raise ValueError(f"seed and frame must be >= 0, got {seed}, {frame}")
     diam = tuple(float(v) for v in (diameters_mm or tuple(DEFAULT_DISK_DIAMETERS_MM[k] for k in SIZE_CLASSES)))
     if len(diam) != 3 or not all(v > 0 for v in diam) or not diam[0] < diam[1] < diam[2]:
         raise ValueError(f"diameters_mm must be three growing positive sizes, got {diameters_mm!r}")
