@@ -84,6 +84,51 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _start(exe):
+    """Start `tablesight serve`, return (process, printed lines up to the address)."""
+    proc = subprocess.Popen(exe, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if "open http" in line:
+            break
+    return proc, "".join(lines)
+
+
+def _stop(proc):
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    return proc.returncode
+
+
+@pytest.mark.slow
+def test_serve_without_a_source_runs_the_demo_table(tmp_path):
+    """The README's main command: no camera here, so the demo table, said in the terminal and by the API."""
+    pytest.importorskip("vision.synth.sequence")
+    if Path("/dev/video0").exists():
+        pytest.skip("this machine has a camera: serve would try it")
+    port = free_port()
+    proc, out = _start([sys.executable, "-m", "tablesight", "serve", "--port", str(port),
+                        "--data-dir", str(tmp_path / "data")])
+    try:
+        assert "no camera found; running the demo table" in out
+        assert f"open http://127.0.0.1:{port}/" in out
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/view", timeout=10) as r:
+            view = json.loads(r.read())
+        assert view["health"]["source"] == "demo" and view["has_frame"] and view["scene"]["disks"]
+        assert view["report"]["format"] == "tablesight.report/1"
+    finally:
+        assert _stop(proc) == 0
+
+
 @pytest.mark.slow
 def test_serve_prints_the_address_and_serves(tmp_path):
     port = free_port()
