@@ -279,6 +279,9 @@ def test_phone_viewport(browser, server):
     page.click('g.disk[data-disk="d1"]')
     page.wait_for_selector("#sel-ring")
     assert "Empire Swordsmen" in page.locator("#disk-info").inner_text()
+    assert not page.locator("#fix-players-row").is_visible()  # regression: a flex row ignored [hidden]
+    page.click("#fix-players-edit")
+    assert page.locator("#fix-players-row").is_visible()
     # Buttons are big enough to hit with a thumb.
     for sel in ("#bg-map", "#tab-melee", "#fix-unit-save"):
         assert page.locator(sel).bounding_box()["height"] >= 36
