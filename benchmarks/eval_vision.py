@@ -221,6 +221,17 @@ def folder_calibration(folder: Path, frames: list[Path], mode: str, intrinsics_m
     return exact, "camera truth (no frame calibrated)"
 
 
+def calibration_error_mm(folder: Path, cal: Any) -> float:
+    """Largest distance (mm) between where the calibration and the camera truth put felt points seen over the
+    battlefield (a 10 x 10 grid)."""
+    from vision.synth.camera import SynthCamera
+
+    cam = SynthCamera.from_json(json.loads((folder / "camera_truth.json").read_text()))
+    g = np.linspace(0.0, 900.0, 10)
+    pts = np.array([(x, y) for x in g for y in g])
+    return float(np.linalg.norm(cal.image_to_table(cam.project(pts)) - pts, axis=1).max())
+
+
 def evaluate(folders: list[Path], detectors: dict[str, Callable], calibration_mode: str, intrinsics_mode: str,
              stable_only: bool = True, log=print) -> tuple[dict[str, Tally], list[dict]]:
     tallies = {name: Tally() for name in detectors}
@@ -235,7 +246,7 @@ def evaluate(folders: list[Path], detectors: dict[str, Callable], calibration_mo
         paths = [folder / e["image"] for e in entries]
         cal, how = folder_calibration(folder, paths, calibration_mode, intrinsics_mode, diam)
         info.append({"folder": folder.name, "tier": man["tier"], "seed": man["seed"], "frames": len(entries),
-                     "calibration": how,
+                     "calibration": how, "calibration_error_mm": calibration_error_mm(folder, cal),
                      # the first frame of a folder also builds the camera's per-pixel ray map: counted apart
                      "render_first_ms": [e.get("render_ms") for e in man["frames"][:1] if e.get("render_ms")],
                      "render_ms": [e.get("render_ms") for e in man["frames"][1:] if e.get("render_ms")],
@@ -350,10 +361,17 @@ def _folders_line(info: list[dict]) -> str:
     seeds = sorted(int(i["seed"]) for i in info)
     frames = sum(i["frames"] for i in info)
     cal = Counter(i["calibration"] for i in info)
-    seed_text = (f"seeds {seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1))
-                 else "seeds " + ", ".join(map(str, seeds)))
+    if len(seeds) == 1:
+        seed_text = f"seed {seeds[0]}"
+    elif seeds == list(range(seeds[0], seeds[-1] + 1)):
+        seed_text = f"seeds {seeds[0]}-{seeds[-1]}"
+    else:
+        seed_text = "seeds " + ", ".join(map(str, seeds))
+    err = [i["calibration_error_mm"] for i in info if i.get("calibration_error_mm") is not None]
+    err_text = (f"; its error over the battlefield against the camera truth: median {np.median(err):.2f} mm, "
+                f"worst {max(err):.2f} mm (largest over a 10 x 10 grid per folder)" if err else "")
     return (f"{len(info)} folder(s), tier {', '.join(tiers)}, {seed_text}, {frames} frames scored; table "
-            "calibration: " + "; ".join(f"{k} ({v})" for k, v in cal.items()))
+            "calibration: " + "; ".join(f"{k} ({v})" for k, v in cal.items()) + err_text)
 
 
 def generate(range_name: str, tier: str, count: int, resolution: str, workdir: Path, limit: int | None,
