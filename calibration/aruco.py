@@ -160,3 +160,26 @@ def detect_markers(frame: np.ndarray, dictionary: str = "DICT_4X4_50",
         if n > 1:
             out.pop(i, None)
     return out
+
+
+def detect_markers_in_rois(frame: np.ndarray, rois: dict[int, tuple[int, int, int, int]],
+                           dictionary: str = "DICT_4X4_50") -> dict[int, DetectedMarker]:
+    """Look for each marker only inside its own region (x0, y0, x1, y1) of the frame: a marker already known to
+    be there is re-found in a fraction of the full-frame cost. Markers not found in their region are absent."""
+    gray = to_gray(frame)
+    h, w = gray.shape
+    out: dict[int, DetectedMarker] = {}
+    for marker_id, (x0, y0, x1, y1) in rois.items():
+        x0, y0, x1, y1 = max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1))
+        if x1 - x0 < 16 or y1 - y0 < 16:
+            continue
+        crop = gray[y0:y1, x0:x1]
+        corners, found_ids, _ = _detector(dictionary, True).detectMarkers(crop)
+        if found_ids is None:
+            continue
+        hits = [c for c, i in zip(corners, found_ids.reshape(-1)) if int(i) == marker_id]
+        if len(hits) != 1:
+            continue
+        c = refine_corners_by_edges(crop, np.asarray(hits[0], dtype=np.float64).reshape(4, 2))
+        out[marker_id] = DetectedMarker(marker_id, c + (x0, y0))
+    return out

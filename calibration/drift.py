@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from calibration.aruco import detect_markers
+from calibration.aruco import detect_markers, detect_markers_in_rois
 from calibration.table import TableCalibration, calibrate_table
 from tablesight.errors import InputError
 
@@ -71,6 +71,21 @@ class DriftState:
                 "recalibrations": self.recalibrations, "message": self.message}
 
 
+def _marker_rois(cal: TableCalibration, ref: dict[int, np.ndarray], pad: float = 0.75
+                 ) -> dict[int, tuple[int, int, int, int]]:
+    """Image regions around each marker: its tile grown by `pad` of the tile on every side (a camera knocked
+    by a few millimetres still finds its markers there; a bigger move falls back to the whole frame)."""
+    rois = {}
+    for i, mm in ref.items():
+        ctr = mm.mean(axis=0)
+        half = 0.5 * cal.layout.tile_mm * (1 + 2 * pad)
+        box = ctr + np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
+        px = cal.table_to_image(box)
+        (x0, y0), (x1, y1) = np.floor(px.min(axis=0)), np.ceil(px.max(axis=0))
+        rois[i] = (int(x0), int(y0), int(x1), int(y1))
+    return rois
+
+
 def _reference_corners(cal: TableCalibration) -> dict[int, np.ndarray]:
     """Table mm of each marker's corners as seen at calibration time (fit residuals included)."""
     ref: dict[int, list] = {}
@@ -91,6 +106,7 @@ class DriftMonitor:
         self._lock = threading.Lock()
         self._cal = calibration
         self._ref = _reference_corners(calibration)
+        self._rois = _marker_rois(calibration, self._ref)
         self._version = 0
         self._checks = 0
         self._recalibrations = 0
@@ -148,9 +164,10 @@ class DriftMonitor:
         ids = set(self._ref)
         layout = cal.layout
         corner_ids = {m.id for m in layout.corners}
-        found = detect_markers(frame, layout.dictionary, ids=corner_ids, fast=True)
+        found = detect_markers_in_rois(frame, self._rois, layout.dictionary)
         if len(set(found) & ids) < len(ids):
-            # The quick detector missed some: look again with the thorough one before calling them hidden.
+            # Not all where they were: look over the whole frame with the thorough detector before calling
+            # them hidden (a moved camera puts them elsewhere).
             found = detect_markers(frame, layout.dictionary, ids=corner_ids)
         seen = sorted(set(found) & ids)
         shifts: dict[int, float] = {}
@@ -212,6 +229,7 @@ class DriftMonitor:
                                   disk_diameters_mm=old.disk_diameters_mm)
         self._cal = new
         self._ref = _reference_corners(new)
+        self._rois = _marker_rois(new, self._ref)
         self._version += 1
         self._recalibrations += 1
         med = float(np.median(list(shifts.values())))

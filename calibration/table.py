@@ -32,6 +32,7 @@ DEFAULT_PX_PER_MM = 1.0
 DEFAULT_MARGIN_MM = 40.0
 # A marker whose corners sit this far (mean, mm) from where the others put them was moved or misread.
 MARKER_REJECT_MM = 2.5
+MARKER_REJECT_PX = 5.0
 # Without lens intrinsics, the uncorrected distortion alone puts a marker several mm off the others' fit.
 MARKER_REJECT_NO_LENS_MM = 30.0
 # The ruler overrides the marker layout's scale only beyond the ruler's own uncertainty (tags stuck by hand,
@@ -402,7 +403,11 @@ def fit_table_homography(undistorted: Mapping[int, np.ndarray], layout: MarkerLa
             own = float(np.linalg.norm(_apply_h(h_o, src[4 * k:4 * k + 4]) - dst[4 * k:4 * k + 4], axis=1).mean())
             rest = float(np.linalg.norm(_apply_h(h_o, src[others]) - dst[others], axis=1).mean())
             ratio = own / (rest + 0.25)
-            if own > reject_mm and ratio > 4.0 and ratio > worst_ratio:
+            # Extrapolating from three markers magnifies corner noise; in pixels it stays small, so a marker
+            # must also be well over MARKER_REJECT_PX of its own pixels off (mm per px from its printed size).
+            mm_per_px = layout.marker_mm / max(float(np.mean(np.linalg.norm(
+                np.roll(src[4 * k:4 * k + 4], -1, axis=0) - src[4 * k:4 * k + 4], axis=1))), 1e-6)
+            if own > max(reject_mm, MARKER_REJECT_PX * mm_per_px) and ratio > 4.0 and ratio > worst_ratio:
                 worst, worst_err, worst_ratio = i, own, ratio
         if worst is not None:
             keep.remove(worst)
