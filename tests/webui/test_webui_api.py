@@ -78,6 +78,7 @@ def test_disk_on_terrain_is_reported(client):
     ("/api/disk/nope", 404),
     ("/api/frame.jpg", 404),
     ("/api/nothing", 404),
+    ("/api/calibration/frame.jpg", 404),
 ])
 def test_missing_things_are_404_with_a_reason(client, path, status):
     r = client.get(path)
