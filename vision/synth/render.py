@@ -120,7 +120,11 @@ def _ground(camera: SynthCamera, look) -> np.ndarray:
         felt = felt * (1.0 + rng.uniform(0.04, 0.08) * env * np.tanh(across / 6.0))
     felt_col = np.array(look.felt_bgr, np.float32)
     m = look.mat_margin_mm
-    inside = np.minimum(np.minimum(X + m, BATTLEFIELD_MM + m - X), np.minimum(Y + m, BATTLEFIELD_MM + m - Y))
+    # signed distance into the mat: a rectangle with slightly rounded corners
+    rc = 6.0
+    half = BATTLEFIELD_MM / 2.0 + m - rc
+    qx, qy = np.abs(X - BATTLEFIELD_MM / 2.0) - half, np.abs(Y - BATTLEFIELD_MM / 2.0) - half
+    inside = -(np.hypot(np.maximum(qx, 0), np.maximum(qy, 0)) + np.minimum(np.maximum(qx, qy), 0) - rc)
     if inside.min() > 2.0:  # the felt covers the whole view
         img = felt[..., None] * felt_col
     else:
@@ -132,6 +136,7 @@ def _ground(camera: SynthCamera, look) -> np.ndarray:
         mm_per_px = camera.mm_per_px_at((450.0, 450.0))
         a = np.clip(inside / mm_per_px + 0.5, 0.0, 1.0)
         edge_shadow = 1.0 - 0.35 * np.exp(-np.clip(-inside, 0, None) / 2.5) * (1 - a)
+        felt = felt * (1.0 - 0.07 * np.exp(-((inside - 2.5) / 1.5) ** 2))  # the mat's bound edge
         img = (felt * a)[..., None] * felt_col + ((sur * edge_shadow) * (1 - a))[..., None] * np.array(
             look.surround_bgr, np.float32)
     img = img.astype(np.float32)
