@@ -682,7 +682,11 @@
       } catch (e) {
         if (e.status === 401) { $("banner").hidden = false; $("banner").className = "banner bad"; $("banner").textContent = e.message; }
         else renderHealth({ source: "lost", message: "cannot reach the server: " + e.message }, false);
-      } finally { loading = null; }
+      } finally {
+        loading = null;
+        // A change announced while this load was under way: fetch again so the page ends on the newest view.
+        if (S.wantKey && S.wantKey !== S.key) { S.wantKey = null; loadView(); }
+      }
     })();
     return loading;
   }
@@ -693,7 +697,7 @@
       const data = JSON.parse(ev.data);
       renderHealth(data.health, data.busy);
       if (S.view && data.health) { S.view.health = data.health; updateBanner(); }
-      if (data.key !== S.key) loadView();
+      if (data.key !== S.key) { S.wantKey = data.key; loadView(); }
     });
     es.onerror = () => renderHealth({ source: "lost", message: "connection to the server lost — reconnecting" }, false);
   }
