@@ -252,11 +252,6 @@ class TableCalibration:
         r = [p.residual_mm for p in self.residuals if p.used]
         return float(np.max(r)) if r else None
 
-    @property
-    def metric_scale(self) -> float:
-        """Table mm per mm of the configured layout (1.0 unless the ruler rescaled the battlefield)."""
-        return self.battlefield_mm[0] / self.layout.width_mm
-
     # --- files --------------------------------------------------------------------------------------------
     def to_json(self) -> dict:
         return {

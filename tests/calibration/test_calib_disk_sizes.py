@@ -8,7 +8,7 @@ import pytest
 from calib_frames import TableArt, random_pose, table_frame, table_scene, webcam_1080p
 from calibration.camera import CameraIntrinsics
 from calibration.disk_sizes import _size_classes, measure_disk_diameters
-from calibration.table import calibrate_table
+from calibration.table import TableCalibration, calibrate_table
 from tablesight.errors import InputError
 
 COLOURS = [(40, 40, 200), (200, 120, 30), (30, 200, 230), (230, 230, 230), (60, 40, 40), (160, 60, 160)]
@@ -69,3 +69,20 @@ def test_an_empty_table_is_a_clear_error():
 ])
 def test_size_clusters(diameters, expect):
     assert _size_classes(np.array(diameters, float), (44.0, 64.0, 89.0)).tolist() == expect
+
+
+def test_calibrate_command_measures_disks(tmp_path, capsys):
+    import cv2
+
+    from tablesight.cli import main
+
+    cal, frame = _scene(155, [44.0, 44.0, 64.0, 64.0, 89.0])
+    cv2.imwrite(str(tmp_path / "disks.png"), frame)
+    cal.intrinsics.save(tmp_path / "camera.json")
+    assert main(["calibrate", str(tmp_path / "disks.png"), "--intrinsics", str(tmp_path / "camera.json"),
+                 "--measure-disks", str(tmp_path / "disks.png"), "-o", str(tmp_path / "table.json")]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "--disk-diameters-mm" in ln)
+    printed = [float(v) for v in line.split("--disk-diameters-mm ")[1].split(",")]
+    assert printed == pytest.approx([44.0, 64.0, 89.0], abs=0.5)
+    back = TableCalibration.load(tmp_path / "table.json")
+    assert back.disk_diameters_mm == pytest.approx((44.0, 64.0, 89.0), abs=0.5)
