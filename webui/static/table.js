@@ -136,6 +136,11 @@
       for (let y = 100; y < bf.height_mm; y += 100) el("line", { x1: 0, y1: y, x2: bf.width_mm, y2: y }, grid);
     }
 
+    // Deployment zones (when the scene has them): a faint band of the player's colour.
+    for (const z of sc.deployment_zones || []) {
+      el("polygon", { points: z.polygon_mm.map((p) => p.join(",")).join(" "), fill: playerColour(z.player), "fill-opacity": 0.07, stroke: playerColour(z.player), "stroke-opacity": 0.5, "stroke-width": px * 1.5, "stroke-dasharray": `${px * 10} ${px * 6}`, "pointer-events": "none", class: "zone" }, svg);
+    }
+
     // Terrain with names.
     const tg = el("g", {}, svg);
     for (const t of sc.terrain) {
