@@ -208,7 +208,8 @@ def main(argv=None) -> int:
 
     for r in rows:
         if "error" in r and not r.get("calibrated"):
-            lines.append(f"| {r['source']} | {r['seed']} | {r['k1']:.3f} | {fmt(r.get('lens_rms_px'), 3)} | — | — | — "
+            lines.append(f"| {r['source']} | {r['seed']} | {r['k1']:.3f} | {fmt(r.get('lens_rms_px'), 3)} "
+                         "| — | — | — "
                          f"| failed: {r['error']} | — | — |")
             continue
         lines.append(f"| {r['source']} | {r['seed']} | {r['k1']:.3f} | {fmt(r.get('lens_rms_px'), 3)} | "
@@ -253,7 +254,8 @@ def main(argv=None) -> int:
         "*marker regions*: each corner marker looked for only around where the calibration puts it (what "
         "`DriftMonitor` runs every few seconds; the whole-frame thorough detector is its fallback when a marker "
         "is not there); *fast*: one adaptive-threshold scale over the whole frame; *thorough*: three scales "
-        "(what `calibrate` runs). All refine corners by fitting the markers' edge lines. The fit is `fit_table_homography` (undistort 16 corners, leave-one-out marker "
+        "(what `calibrate` runs). All refine corners by fitting the markers' edge lines. The fit is "
+        "`fit_table_homography` (undistort 16 corners, leave-one-out marker "
         "check, least squares + Levenberg-Marquardt).",
         "",
     ]

@@ -106,11 +106,13 @@ def _tile(page: Page, layout: MarkerLayout, m: MarkerPlacement, x: float, y: flo
         page.items.append(Line(cx + dx * 1.5 * k, cy, cx + dx * 6 * k, cy, line_mm=0.35))
         page.items.append(Line(cx, cy + dy * 1.5 * k, cx, cy + dy * 6 * k, line_mm=0.35))
     page.items.append(Text(x, y - 9, f"Marker {m.id}: {_corner_name(m.role)} corner", 12, bold=True))
-    page.items.append(Text(x, y - 4, f"{s:g} mm marker on a {t:g} mm tile. Cut along the grey line. The corner with the",
+    page.items.append(Text(x, y - 4, f"{s:g} mm marker on a {t:g} mm tile. Cut along the grey line. "
+                                     "The corner with the",
                            7.5))
     page.items.append(Text(x, y + t + 5, "double tick touches the battlefield corner; the tile lies outside the",
                            7.5))
-    page.items.append(Text(x, y + t + 9, "battlefield, printed side up, upright: this label's side towards the map's top.",
+    page.items.append(Text(x, y + t + 9,
+                           "battlefield, printed side up, upright: this label's side towards the map's top.",
                            7.5))
 
 
@@ -191,7 +193,8 @@ def _ruler_page(layout: MarkerLayout, paper: tuple[float, float]) -> Page:
     pw, ph = paper
     page = Page("Ruler tags")
     page.items.append(Text(20, 22, "Ruler tags", 16, bold=True))
-    page.items.append(Text(20, 30, f"Cut each tag along the grey line ({layout.ruler_width_mm:g} mm square) and stick it "
+    page.items.append(Text(20, 30, f"Cut each tag along the grey line ({layout.ruler_width_mm:g} mm square) "
+                                   "and stick it "
                                    f"on the {layout.ruler_length_mm:g} mm range ruler,", 8.5))
     page.items.append(Text(20, 35, "the tag's top edge along the ruler's top edge, reading from the start end to the "
                                    "other end.", 8.5))
@@ -215,7 +218,8 @@ def _ruler_page(layout: MarkerLayout, paper: tuple[float, float]) -> Page:
         y += w + 12.0
     rx, ry = 20.0, y + 6.0
     rs = (pw - 40.0) / layout.ruler_length_mm
-    page.items.append(Text(rx, ry - 4, f"Where the tags go on the {layout.ruler_length_mm:g} mm ruler (drawn at {rs:.0%}):",
+    page.items.append(Text(rx, ry - 4,
+                           f"Where the tags go on the {layout.ruler_length_mm:g} mm ruler (drawn at {rs:.0%}):",
                            8, bold=True))
     page.items.append(Box(rx, ry, layout.ruler_length_mm * rs, layout.ruler_width_mm * rs, fill=0.9, stroke=0.0))
     for tag in layout.ruler_markers:

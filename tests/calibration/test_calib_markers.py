@@ -8,7 +8,6 @@ import os
 import re
 import zlib
 
-import numpy as np
 import pytest
 
 from calibration.aruco import detect_markers
