@@ -65,6 +65,11 @@ def test_synth_markers_detected_at_true_corners(tier):
         err = np.linalg.norm(found[mid] - fr.markers_px[mid], axis=1)
         assert err.mean() < 1.0, (mid, err)
         assert err.max() < 2.5, (mid, err)
+    # the small ruler tags may be too small to decode in the hard tier; where found, they sit where the truth says
+    for mid in set(found) & set(fr.markers_px) - set(range(4)):
+        err = np.linalg.norm(found[mid] - fr.markers_px[mid], axis=1)
+        assert err.mean() < 1.5, (mid, err)
+    assert set(found) <= set(fr.markers_px)
 
 
 def test_synth_same_seed_same_frame_and_truth():
