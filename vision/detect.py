@@ -43,6 +43,7 @@ class DetectorConfig:
     canny_high: float = 70.0
     vote_min: float = 0.28               # accumulator peak, as a fraction of the rim, to become a candidate
     max_candidates_per_size: int = 120
+    blob_colour_distance: float = 22.0   # Lab distance from the felt for the colour-blob candidates (0: off)
     edge_min: float = 8.0                # minimum colour step (0-255 units per px) for a rim point
     min_alignment: float = 0.55          # share of the gradient energy along the ray at a rim point
     rim_tolerance_px: float = 1.6        # a rim point supports the circle within this distance
@@ -202,6 +203,32 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
         out_y.append(py * 2.0 + 0.5)
         out_s.append(np.full(len(px), si, np.int64))
     return np.concatenate(out_x), np.concatenate(out_y), np.concatenate(out_s), tensor
+
+
+def _blob_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorConfig
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Candidates from colour blobs: a disk whose rim barely differs from the felt (a purple ring on brown felt)
+    gives few edges to vote, but its whole face differs from the felt. Quarter resolution: the distance
+    transform of the not-felt mask peaks near a lone disk's centre at about its radius."""
+    s = 0.25
+    small = cv2.resize(blur, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float32)
+    felt = np.median(lab, axis=0)
+    dist = np.linalg.norm(lab - felt[None, :], axis=1).reshape(small.shape[:2])
+    mask = (dist > cfg.blob_colour_distance).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    dt = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
+    peaks = (dt >= cv2.dilate(dt, np.ones((5, 5), np.uint8))) & (dt >= 0.7 * min(radii_px) * s)
+    py, px = np.nonzero(peaks)
+    out_x, out_y, out_s = [], [], []
+    for x, y in zip(px, py):
+        r_est = dt[y, x] / s
+        for si, r in enumerate(radii_px):
+            if 0.7 * r <= r_est <= 1.15 * r:
+                out_x.append((x + 0.5) / s - 0.5)
+                out_y.append((y + 0.5) / s - 0.5)
+                out_s.append(si)
+    return np.array(out_x, np.float64), np.array(out_y, np.float64), np.array(out_s, np.int64)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -534,10 +561,14 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     cx, cy = cand.cx.astype(np.float64), cand.cy.astype(np.float64)
     seeded = np.array([s is not None for s in cand.seed_id], bool)
     angles = np.arange(K) * (2.0 * math.pi / K)
-    off, _, _ = _rim_points(img, cx, cy, r0, angles, 3.5, cfg)
-    cx1, cy1, rf = _fit_circles(cx, cy, r0, off, angles)
-    off = _refit_offsets(cx, cy, r0, off, angles, cx1, cy1, rf)
-    cx, cy = cx1, cy1
+    # A vote peak can sit a few px off (the printed ring's votes, the shadow's): a wide first look, then a
+    # narrower one around the fitted circle.
+    off, _, _ = _rim_points(img, cx, cy, r0, angles, 5.0, cfg)
+    cx, cy, rf = _fit_circles(cx, cy, r0, off, angles, scale=2.5)
+    off, _, _ = _rim_points(img, cx, cy, rf, angles, 3.0, cfg)
+    cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, scale=1.5)
+    off = _refit_offsets(cx, cy, rf, off, angles, cx1, cy1, rf1)
+    cx, cy, rf = cx1, cy1, rf1
     good = (np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)).mean(1) >= 0.6
     # A larger disk's printed inner ring looks like a smaller disk at its centre: keep those out.
     g = np.nonzero(good)[0]
@@ -690,6 +721,9 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     blur = cv2.GaussianBlur(rect, (5, 5), 1.0)
     radii = np.array([sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES], dtype=np.float64)
     vx, vy, vs, tensor = _vote_candidates(blur, radii, cfg)
+    if cfg.blob_colour_distance > 0:
+        bx, by, bs = _blob_candidates(blur, radii, cfg)
+        vx, vy, vs = np.concatenate([vx, bx]), np.concatenate([vy, by]), np.concatenate([vs, bs])
     seed_id: list = [None] * len(vx)
     seed_z: list = [None] * len(vx)
     if seeds:
