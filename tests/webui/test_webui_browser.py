@@ -187,6 +187,10 @@ def test_overlays_pins_engagements_harried_and_terrain(browser, server):
     unsure = [d.id for d in v.scene.disks if d.confidence is not None and d.confidence < 0.6]
     assert unsure == ["d6"] and page.locator('g.disk[data-disk="d6"] text.unsure-mark').count() == 1
     assert "forest" in page.locator("#table").text_content()
+    assert page.locator("polygon.zone").count() == len(v.scene.deployment_zones) == 2
+    page.click("#tab-calls")
+    summary = page.locator("details.setup summary")
+    assert summary.inner_text() == f"Setup checks (deployment): {len(v.report.setup_violations)}"
     page.close()
 
 

@@ -615,7 +615,7 @@
       const control = (rep.terrain_control || []).filter((c) => c.disks.length);
       if (control.length) h.push(`<h3>Terrain control</h3>${control.map((c) => `<div class="row"><b>${esc(terrainName(c.terrain))}</b> <span>${c.controller ? `${dot(c.controller)} ${esc(c.controller)} controls it` : c.players.length > 1 ? "contested: " + c.players.map(esc).join(", ") : "nobody controls it"}${c.unknown_owner.length ? ` <span class="sub">(owner unknown: ${c.unknown_owner.map(esc).join(", ")})</span>` : ""}</span></div>`).join("")}`);
       const setup = rep.setup_violations || [];
-      if (setup.length) h.push(`<h3>Setup</h3>${setup.map((v) => `<div class="call"><b>${esc(v.kind.replace(/_/g, " "))}</b> ${esc(v.subject)}${v.other ? " – " + esc(v.other) : ""} <span class="sub">by ${fmt(Math.abs(v.margin_mm), 1)} mm${v.note ? " · " + esc(v.note) : ""}</span></div>`).join("")}`);
+      if (setup.length) h.push(`<details class="setup"><summary>Setup checks (deployment): ${setup.length}</summary>${setup.map((v) => `<div class="call"><b>${esc(v.kind.replace(/_/g, " "))}</b> ${esc(v.subject)}${v.other ? " – " + esc(v.other) : ""} <span class="sub">by ${fmt(Math.abs(v.margin_mm), 1)} mm${v.note ? " · " + esc(v.note) : ""}</span></div>`).join("")}</details>`);
     }
     if (v.hidden_disks && v.hidden_disks.length) {
       h.push(`<h3>Marked "not a disk"</h3>${v.hidden_disks.map((id) => `<div class="row"><span>${esc(id)}</span><button class="btn" data-restore="${esc(id)}">Restore</button></div>`).join("")}${flashHtml("calls-msg")}`);
