@@ -29,6 +29,8 @@ def test_synth_folder_layout(tmp_path, capsys):
         assert set(scene.extra["synth"]["markers_px"]) >= {"0", "1", "2", "3", "4", "5"}
     truth = json.loads((out / "camera_truth.json").read_text())
     assert truth["format"] == "tablesight.camera-truth/1" and truth["intrinsics"]["format"] == "tablesight.camera/1"
+    first = load_scene(out / man["frames"][0]["scene"]).extra["synth"]["markers_px"]
+    assert all(truth["corner_markers_px"][k] == first[k] for k in ("0", "1", "2", "3"))
     assert len(man["boards"]["images"]) == 3
     assert all((out / b).exists() for b in man["boards"]["images"])
 

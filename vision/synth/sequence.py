@@ -300,12 +300,12 @@ def write_sequence(out: str | Path, seed: int, tier: str = "standard", resolutio
 
     from tablesight.formats import dump_json
     from tablesight.scene import SIZE_CLASSES
-    from vision.synth.writer import MANIFEST_FORMAT, setup_default_diameters, write_boards
+    from vision.synth.writer import MANIFEST_FORMAT, camera_truth_doc, setup_default_diameters, write_boards
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     seq = Sequence(seed, tier=tier, resolution=resolution, diameters_mm=diameters_mm, cache_frames=1)
-    (out / "camera_truth.json").write_text(dump_json(seq.camera.to_json()) + "\n", encoding="utf-8")
+    (out / "camera_truth.json").write_text(dump_json(camera_truth_doc(seq.camera)) + "\n", encoding="utf-8")
     w, h = seq.camera.image_size
     video_name = "clip.mp4"
     writer = cv2.VideoWriter(str(out / video_name), cv2.VideoWriter_fourcc(*"mp4v"), seq.fps, (w, h))

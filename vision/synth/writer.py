@@ -31,6 +31,16 @@ def folder_camera(seed: int, tier: str, resolution: str) -> SynthCamera:
     return table_camera(seed, tier_settings(tier).camera, resolution)
 
 
+def camera_truth_doc(camera: SynthCamera) -> dict:
+    """camera_truth.json: the camera's truth plus where the (fixed) corner markers appear in its frames."""
+    from calibration.layout import default_layout
+
+    doc = camera.to_json()
+    doc["corner_markers_px"] = {str(m.id): np.round(camera.project(np.array(m.corners_mm)), 3).tolist()
+                                for m in default_layout().corners}
+    return doc
+
+
 def _write_bytes(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
@@ -59,7 +69,7 @@ def write_folder(out: str | Path, seed: int, count: int, tier: str = "standard",
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     camera = folder_camera(seed, tier, resolution)
-    (out / "camera_truth.json").write_text(dump_json(camera.to_json()) + "\n", encoding="utf-8")
+    (out / "camera_truth.json").write_text(dump_json(camera_truth_doc(camera)) + "\n", encoding="utf-8")
     frames = []
     first_image = None
     t0 = time.perf_counter()
