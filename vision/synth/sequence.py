@@ -11,11 +11,13 @@ table is still: those frames are the stable moments the pipeline should commit.
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
+import cv2
 import numpy as np
 
 from tablesight.scene import Scene
@@ -227,7 +229,10 @@ def _plan(setup: TableSetup) -> tuple[SynthDisk, SynthDisk, int] | None:
 
 
 class Sequence:
-    """A rendered-on-demand clip: `seq[i]` -> (frame_bgr, ground_truth_scene, is_stable)."""
+    """A rendered-on-demand clip: `seq[i]` -> (frame_bgr, ground_truth_scene, is_stable).
+
+    Rendered frames are kept as their JPEG bytes (about 150 kB at 720p, so a whole clip stays small) and decoded
+    again on each access; `cache_frames` bounds how many are kept."""
 
     def __init__(self, seed: int, tier: str = "standard", resolution: str = "720p", diameters_mm=None,
                  cache_frames: int = 256):
@@ -239,6 +244,7 @@ class Sequence:
         self.steps = build_script(self.seed, tier, diameters_mm)
         self._cache: OrderedDict[int, RenderedFrame] = OrderedDict()
         self._cache_size = max(int(cache_frames), 1)
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -264,16 +270,20 @@ class Sequence:
     def rendered(self, i: int) -> RenderedFrame:
         if not 0 <= i < len(self.steps):
             raise IndexError(i)
-        fr = self._cache.get(i)
-        if fr is None:
+        with self._lock:
+            kept = self._cache.get(i)
+            if kept is not None:
+                self._cache.move_to_end(i)
+        if kept is None:
             step = self.steps[i]
             fr = render_frame(step.setup, self.camera, extra_truth={"event": step.event, "stable": step.stable})
-            self._cache[i] = fr
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(i)
-        return fr
+            with self._lock:
+                self._cache[i] = replace(fr, image=None)  # the JPEG is the frame; decoded again when asked
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+            return fr
+        image = cv2.imdecode(np.frombuffer(kept.jpeg, np.uint8), cv2.IMREAD_COLOR)
+        return replace(kept, image=image)
 
     def __getitem__(self, i: int) -> tuple[np.ndarray, Scene, bool]:
         fr = self.rendered(i)
@@ -296,7 +306,6 @@ def demo_sequence(seed: int = 7, tier: str = "standard", resolution: str = "720p
 def write_sequence(out: str | Path, seed: int, tier: str = "standard", resolution: str = "1080p",
                    diameters_mm=None, boards: int = 12) -> dict:
     """`tablesight synth --video`: the clip as frames + ground truth + a video file, and the manifest."""
-    import cv2
 
     from tablesight.formats import dump_json
     from tablesight.scene import SIZE_CLASSES
