@@ -306,7 +306,6 @@ def demo_sequence(seed: int = 7, tier: str = "standard", resolution: str = "720p
 def write_sequence(out: str | Path, seed: int, tier: str = "standard", resolution: str = "1080p",
                    diameters_mm=None, boards: int = 12) -> dict:
     """`tablesight synth --video`: the clip as frames + ground truth + a video file, and the manifest."""
-
     from tablesight.formats import dump_json
     from tablesight.scene import SIZE_CLASSES
     from vision.synth.writer import MANIFEST_FORMAT, camera_truth_doc, setup_default_diameters, write_boards
