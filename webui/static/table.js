@@ -18,6 +18,12 @@
   const UNKNOWN_COLOUR = "#e8e8e8";
   const MARGIN = 40; // mm drawn around the battlefield (disks partly off the table stay visible)
   const LOW_CONFIDENCE = 0.6; // below this the camera's detection is marked "?" on the table
+  // Borderline call kinds (report "borderline") in the players' words; range calls show with their disk only.
+  const CALL_WORDS = { band: "range band", wholly_band: "wholly within", overlap: "overlap", los: "line of sight",
+    deviation: "deviation tie", contest: "contest order", engagement: "fight", stacking: "which is on top",
+    off_battlefield: "battlefield edge" };
+  const RANGE_CALLS = new Set(["band", "wholly_band"]);
+  const callWord = (k) => CALL_WORDS[k] || k.replace(/_/g, " ");
 
   const S = {
     view: null, key: null, selected: null, terrainSel: null, wholly: false,
@@ -286,15 +292,15 @@
       for (const b of rep.borderline || []) {
         const a = diskById(b.a), c = b.b && diskById(b.b);
         if (!a) continue;
-        const faint = b.kind === "band" && !(S.selected && (b.a === S.selected || b.b === S.selected));
-        if (faint) continue; // band calls are shown with the disk they concern (and in the Close calls tab)
+        const faint = RANGE_CALLS.has(b.kind) && !(S.selected && (b.a === S.selected || b.b === S.selected));
+        if (faint) continue; // range calls are shown with the disk they concern (and in the Close calls tab)
         let x = a.x_mm, y = a.y_mm - a.radius_mm - px * 10;
         if (c) {
           el("line", { x1: a.x_mm, y1: a.y_mm, x2: c.x_mm, y2: c.y_mm, stroke: "#ffd23f", "stroke-width": px * 2, "stroke-dasharray": `${px * 3} ${px * 3}` }, pg);
           x = (a.x_mm + c.x_mm) / 2; y = (a.y_mm + c.y_mm) / 2;
         }
         const g = el("g", { class: "borderline-mark" }, pg);
-        const text = `≈ ${b.kind} ±${fmt(b.margin_mm, 1)}`;
+        const text = `≈ ${callWord(b.kind)} ±${fmt(b.margin_mm, 1)}`;
         const w = px * 7.2 * text.length;
         el("rect", { x: x - w / 2, y: y - px * 10, width: w, height: px * 20, rx: px * 5, fill: "#ffd23f", stroke: "#000", "stroke-width": px }, g);
         const t = el("text", { x, y, "text-anchor": "middle", "dominant-baseline": "central", "font-size": px * 12, "font-weight": 700, fill: "#111" }, g);
@@ -422,7 +428,7 @@
   function callHtml(b) {
     const chip = (id) => (diskById(id) ? nameChip(id) : esc(id));  // a call may name a terrain piece too
     const who = b.b ? `${chip(b.a)} – ${chip(b.b)}` : chip(b.a);
-    return `<div class="call"><b>${esc(b.kind)}</b> ${who}: within ${fmt(b.margin_mm, 1)} mm of flipping${b.note ? ` <span class="sub">(${esc(b.note)})</span>` : ""}</div>`;
+    return `<div class="call"><b>${esc(callWord(b.kind))}</b> ${who}: within ${fmt(b.margin_mm, 1)} mm of flipping${b.note ? ` <span class="sub">(${esc(b.note)})</span>` : ""}</div>`;
   }
 
   function correctionsHtml(d) {
