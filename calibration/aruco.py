@@ -88,38 +88,41 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> np.ndarray
     """
     c = np.asarray(corners, dtype=np.float64).reshape(4, 2)
     side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
+    if side < 8:
+        return c
     # Stay within the black border cell and the white quiet zone (each ~1/6 of a small tag's side).
     half = float(np.clip(side / 12.0, 1.25, EDGE_HALF_WIDTH_PX))
     offs = np.arange(-half, half + 1e-9, EDGE_STEP_PX)
+    # All four edges sampled in one remap: edge k runs from corner k to corner k+1.
+    a, b = c, np.roll(c, -1, axis=0)
+    length = np.linalg.norm(b - a, axis=1)
+    t = (b - a) / length[:, None]
+    n = np.stack([t[:, 1], -t[:, 0]], axis=1)  # outward for OpenCV's clockwise (image y down) corner order
+    m = max(8, int(side * 0.6 / 1.5))
+    s = np.linspace(0.2, 0.8, m)
+    pts = a[:, None, :] + (s[None, :, None] * length[:, None, None]) * t[:, None, :]  # 4 x m x 2
+    grid = pts[:, :, None, :] + offs[None, None, :, None] * n[:, None, None, :]  # 4 x m x k x 2
+    prof = cv2.remap(gray, grid[..., 0].reshape(4 * m, -1).astype(np.float32),
+                     grid[..., 1].reshape(4 * m, -1).astype(np.float32), cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE).astype(np.float64)
+    # The edge is where the profile crosses halfway between the black border and the white quiet zone.
+    dark = prof[:, :2].mean(axis=1)
+    light = prof[:, -2:].mean(axis=1)
+    level = 0.5 * (dark + light)
+    above = prof >= level[:, None]
+    j = np.argmax(above, axis=1)  # first sample at or above half
+    rows = np.arange(len(j))
+    ok = (light - dark > 30) & (j > 0) & above[rows, j] & ~above[rows, np.maximum(j - 1, 0)]
+    p0, p1 = prof[rows, np.maximum(j - 1, 0)], prof[rows, j]
+    frac = (level - p0) / np.maximum(p1 - p0, 1e-9)
+    off = offs[np.maximum(j - 1, 0)] + frac * EDGE_STEP_PX
+    edge_pts = pts.reshape(-1, 2) + off[:, None] * np.repeat(n, m, axis=0)
     lines = []
     for k in range(4):
-        a, b = c[k], c[(k + 1) % 4]
-        length = float(np.linalg.norm(b - a))
-        if length < 8:
+        sel = ok[k * m:(k + 1) * m]
+        if sel.sum() < 5:
             return c
-        t = (b - a) / length
-        n = np.array([t[1], -t[0]])  # outward for OpenCV's clockwise (image y down) corner order
-        s = np.linspace(0.2 * length, 0.8 * length, max(8, int(length * 0.6 / 1.5)))
-        pts = a + s[:, None] * t
-        grid = pts[:, None, :] + offs[None, :, None] * n
-        prof = cv2.remap(gray, grid[..., 0].astype(np.float32), grid[..., 1].astype(np.float32), cv2.INTER_LINEAR,
-                         borderMode=cv2.BORDER_REPLICATE)
-        prof = prof.astype(np.float64)
-        # The edge is where the profile crosses halfway between the black border and the white quiet zone.
-        dark = prof[:, :2].mean(axis=1)
-        light = prof[:, -2:].mean(axis=1)
-        half = 0.5 * (dark + light)
-        above = prof >= half[:, None]
-        j = np.argmax(above, axis=1)  # first sample at or above half
-        rows = np.arange(len(j))
-        ok = (light - dark > 30) & (j > 0) & above[rows, j] & ~above[rows, :][np.arange(len(j)), j - 1]
-        if ok.sum() < 5:
-            return c
-        rows, jj = rows[ok], j[ok]
-        p0, p1 = prof[rows, jj - 1], prof[rows, jj]
-        frac = (half[ok] - p0) / np.maximum(p1 - p0, 1e-9)
-        off = offs[jj - 1] + frac * EDGE_STEP_PX
-        e = pts[ok] + off[:, None] * n
+        e = edge_pts[k * m:(k + 1) * m][sel]
         centre = e.mean(axis=0)
         _, _, vt = np.linalg.svd(e - centre)
         lines.append((centre, vt[0]))
@@ -166,14 +169,15 @@ def detect_markers_in_rois(frame: np.ndarray, rois: dict[int, tuple[int, int, in
                            dictionary: str = "DICT_4X4_50") -> dict[int, DetectedMarker]:
     """Look for each marker only inside its own region (x0, y0, x1, y1) of the frame: a marker already known to
     be there is re-found in a fraction of the full-frame cost. Markers not found in their region are absent."""
-    gray = to_gray(frame)
-    h, w = gray.shape
+    if frame is None or not isinstance(frame, np.ndarray) or frame.ndim not in (2, 3):
+        raise InputError("empty or unreadable frame")
+    h, w = frame.shape[:2]
     out: dict[int, DetectedMarker] = {}
     for marker_id, (x0, y0, x1, y1) in rois.items():
         x0, y0, x1, y1 = max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1))
         if x1 - x0 < 16 or y1 - y0 < 16:
             continue
-        crop = gray[y0:y1, x0:x1]
+        crop = to_gray(frame[y0:y1, x0:x1])  # only the regions are converted
         corners, found_ids, _ = _detector(dictionary, True).detectMarkers(crop)
         if found_ids is None:
             continue
