@@ -706,6 +706,7 @@
     const es = new EventSource(withToken("/api/events"));
     es.addEventListener("state", (ev) => {
       const data = JSON.parse(ev.data);
+      if (data.error) { renderHealth({ source: "lost", message: "the table feed failed: " + data.error }, false); return; }
       renderHealth(data.health, data.busy);
       if (S.view && data.health) { S.view.health = data.health; updateBanner(); }
       if (data.key !== S.key) { S.wantKey = data.key; loadView(); }
