@@ -9,9 +9,10 @@ computed once per (scene version, corrections revision) however many phones are 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -23,6 +24,8 @@ from webui import queries
 from webui.corrections import Corrections, TERRAIN_NAME_KEYWORDS
 from webui.feeds import health_json
 from webui.security import TOKEN_HEADER, host_name, is_loopback, new_token, same_origin, same_token
+
+log = logging.getLogger(__name__)
 
 SSE_KEEPALIVE_S = 15.0
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -80,8 +83,7 @@ class Companion:
             v = self._view
             if v is not None and v.key == key:
                 if v.busy != st.busy or (v.frame_jpeg is None and st.frame_jpeg is not None):
-                    v = View(v.key, v.version, st.busy, v.raw_scene, v.scene, v.report, v.report_json,
-                             v.report_error, v.frame_jpeg or st.frame_jpeg)
+                    v = replace(v, busy=st.busy, frame_jpeg=v.frame_jpeg or st.frame_jpeg)
                     self._view = v
                 return v
             scene = self.corrections.apply(st.scene)
@@ -94,9 +96,7 @@ class Companion:
             except InputError as exc:
                 error = f"the rules cannot judge this scene: {exc}"
             except Exception as exc:  # a fault in the rules must not take the table page down with it
-                import logging
-
-                logging.getLogger(__name__).exception("rules failed on scene version %s", st.version)
+                log.exception("rules failed on scene version %s", st.version)
                 error = f"the rules failed on this scene ({exc.__class__.__name__}: {exc})"
             v = View(key, st.version, st.busy, st.scene, scene, report, report_json, error, st.frame_jpeg)
             self._view = v
@@ -114,9 +114,7 @@ class Companion:
 
             apply(Correction(track_id, kind, value))
         except (ImportError, InputError) as exc:
-            import logging
-
-            logging.getLogger(__name__).info("tracker did not take correction %s %s: %s", track_id, kind, exc)
+            log.info("tracker did not take correction %s %s: %s", track_id, kind, exc)
 
     def health(self) -> dict[str, Any]:
         st = self.feed.state()
