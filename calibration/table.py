@@ -461,8 +461,9 @@ def calibrate_table(frame_bgr: np.ndarray, intrinsics: CameraIntrinsics | None =
     """Calibrate the table plane from one frame showing at least two corner markers.
 
     The homography is fitted to the layout (battlefield `layout.width_mm` x `height_mm`). If the ruler is seen
-    and reads more than `ruler_tolerance` off its true length, the ruler's scale wins: the battlefield is taken
-    as the layout size times the ruler's correction and the markers are refitted to it (`scale_source="ruler"`).
+    and reads more than `ruler_tolerance` off its true length while the marker fit is good, the ruler's scale
+    wins: the battlefield is resized so the marker-centre span matches the ruler, and the markers are refitted
+    to it (`scale_source="ruler"`).
     `markers` lets a caller that already ran the detector on this frame pass its result.
     """
     layout = layout or default_layout()
@@ -521,7 +522,7 @@ def calibrate_table(frame_bgr: np.ndarray, intrinsics: CameraIntrinsics | None =
     if len(fit.used_ids) >= 3:
         try:
             from_markers = battlefield_from_markers({i: und[i] for i in fit.used_ids}, used_layout, fit.homography)
-        except Exception:  # the size estimate is a report, never a reason to fail a calibration
+        except (ValueError, np.linalg.LinAlgError, RuntimeError):  # a report, never a reason to fail
             from_markers = None
     if from_markers is not None:
         dw = from_markers[0] / used_layout.width_mm - 1
