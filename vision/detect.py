@@ -53,10 +53,11 @@ class DetectorConfig:
     open_consistency: float = 0.55       # fraction of the open (not under an accepted disk) rim that must show
     radius_freedom_px: float = 2.0       # a mostly seen disk's radius may differ this much from its class
     max_residual_px: float = 1.3        # RMS distance of the rim points to the fitted circle
-    min_step_consistency: float = 0.35    # the colour must step the same way across the rim (not texture)
+    min_step_consistency: float = 0.3    # the colour must step the same way across the rim (not texture)
     printed_ring_ratio: float = 0.78     # inner edge of the printed border ring / rim radius (0: not used)
     printed_ring_tolerance_px: float = 1.9
     min_confidence: float = 0.4          # new disks below this confidence are dropped (not ones from history)
+    keep_rim_fraction: float = 0.78      # ... unless this much of its rim is seen
     accept_on_top: float = 0.65           # rim fraction of a disk lying mostly on accepted disks
     ring_uniform_min: float = 0.3        # fraction of rim rays whose border ring has the disk's ring colour
     ring_uniform_on_top: float = 0.55
@@ -704,6 +705,29 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def _drop_printed_rings(img: np.ndarray, v: _Verified, accepted: list[int], cfg: DetectorConfig) -> list[int]:
+    """A smaller accepted circle near the centre of a larger one, just inside whose rim lies the larger disk's own
+    border ring all round, is the edge of that printed ring (the art inside it), not a disk lying on top: a real
+    disk on top has the lower disk's art just outside its rim, or felt."""
+    if cfg.printed_ring_ratio <= 0 or len(accepted) < 2:
+        return accepted
+    K = v.support.shape[1]
+    angles = np.arange(K) * (2.0 * math.pi / K)
+    drop = set()
+    for i in accepted:
+        for j in accepted:
+            if i == j or v.r[i] >= v.r[j] or math.hypot(v.cx[i] - v.cx[j], v.cy[i] - v.cy[j]) > 4.0:
+                continue
+            if abs(v.r[i] - cfg.printed_ring_ratio * v.r_class[j]) > 3.0:
+                continue
+            ring_j = np.median(_ring_samples(img, v.cx[j:j + 1], v.cy[j:j + 1], v.r[j:j + 1], angles,
+                                             cfg.ring_depth_mm)[0], axis=0)
+            outside = _ring_samples(img, v.cx[i:i + 1], v.cy[i:i + 1], v.r[i:i + 1], angles, -2.5)[0]
+            if (np.linalg.norm(outside - ring_j[None, :], axis=1) <= 38.0).mean() >= 0.6:
+                drop.add(i)
+    return [i for i in accepted if i not in drop]
+
+
 def _confidence(rim: float, consistency: float, residual: float, ring_uniform: float, seeded: bool) -> float:
     evidence = min(1.0, rim / 0.7)
     conf = (0.3 + 0.7 * evidence) * (0.5 + 0.5 * min(1.0, consistency / 0.85))
@@ -715,8 +739,11 @@ def _confidence(rim: float, consistency: float, residual: float, ring_uniform: f
 
 def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
                  seeds: Sequence[tuple[float, float, str, str, int]] = (),
-                 config: DetectorConfig = DEFAULT_CONFIG) -> list[DiskFit]:
-    """Disks in a rectified BGR image. `seeds`: (cx_px, cy_px, size, id, z) from the previous scene."""
+                 config: DetectorConfig = DEFAULT_CONFIG,
+                 battlefield_px: tuple[float, float, float, float] | None = None) -> list[DiskFit]:
+    """Disks in a rectified BGR image. `seeds`: (cx_px, cy_px, size, id, z) from the previous scene.
+    `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (a disk hanging
+    over an edge), never in the corner squares beyond two edges, where the marker tiles lie."""
     cfg = config
     blur = cv2.GaussianBlur(rect, (5, 5), 1.0)
     radii = np.array([sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES], dtype=np.float64)
@@ -739,7 +766,13 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     v = _verify(img, _Candidates(vx, vy, vs, seed_id, seed_z), radii, cfg, cfg.screen_rays, px_per_mm_, tensor)
     if len(v.cx) == 0:
         return []
+    if battlefield_px is not None:
+        x0, y0, x1, y1 = battlefield_px
+        out_x = (v.cx < x0) | (v.cx > x1)
+        out_y = (v.cy < y0) | (v.cy > y1)
+        v.support[out_x & out_y] = False
     accepted = _accept(v, cfg)
+    accepted = _drop_printed_rings(img, v, accepted, cfg)
     if not accepted:
         return []
     # Fine measurement of the accepted disks on all rays.
@@ -853,12 +886,16 @@ def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previ
     from vision.stacking import order_stacks
 
     ppm = px_per_mm(calibration)
-    fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config)
+    ox, oy = getattr(calibration, "rectified_origin_mm", (-40.0, -40.0))
+    bw, bh = getattr(calibration, "battlefield_mm", (900.0, 900.0))
+    field = (-ox * ppm, -oy * ppm, (bw - ox) * ppm, (bh - oy) * ppm)
+    fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config,
+                        battlefield_px=field)
     order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)
     # A weak new circle is more often art or texture than a disk (one the previous scene had here is kept);
     # the order is taken again without it, so no pair refers to a dropped disk.
     keep = [k for k, f in enumerate(fits) if order.confidences[k] >= config.min_confidence
-            or f.seed_id is not None or f.rim_fraction >= config.accept_on_top]
+            or f.seed_id is not None or f.rim_fraction >= config.keep_rim_fraction]
     if len(keep) < len(fits):
         fits = [fits[k] for k in keep]
         order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)
