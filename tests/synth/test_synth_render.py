@@ -10,7 +10,7 @@ import pytest
 
 from vision.synth.camera import SynthCamera, table_camera
 from vision.synth.render import render_frame
-from vision.synth.scenes import random_table
+from vision.synth.scenes import DISK_ART, TERRAIN_ART, random_table
 from vision.synth.seeds import TEST_SEEDS
 from vision.synth.tiers import TIERS
 
@@ -152,3 +152,23 @@ def test_synth_1080p_frame_renders_in_reasonable_time(tier):
     assert fr.image.shape == (1080, 1920, 3)
     assert first < 10.0
     assert fr.render_ms < 3000.0
+
+
+@pytest.mark.parametrize("name", sorted(set(DISK_ART) | set(TERRAIN_ART)))
+def test_synth_art_photos_load_offline(name):
+    """Every photo the prints use ships inside scikit-image (no download)."""
+    from vision.synth.art import photo
+
+    img = photo(name)
+    assert img.ndim == 3 and img.shape[2] == 3 and img.dtype == np.uint8 and min(img.shape[:2]) >= 100
+
+
+@pytest.mark.parametrize("tier", ["easy", "hard"])
+def test_synth_truth_calibration_is_exact_on_the_felt(tier):
+    from vision.synth.truth import truth_calibration
+
+    cam = table_camera(TEST_SEEDS[3], TIERS[tier].camera, "1080p")
+    cal = truth_calibration(cam)
+    pts = np.array([[0.0, 0.0], [900.0, 0.0], [450.0, 450.0], [900.0, 900.0], [-40.0, 930.0]])
+    assert np.abs(cal.image_to_table(cam.project(pts)) - pts).max() < 0.05
+    assert np.abs(cal.table_to_image(pts) - cam.project(pts)).max() < 0.05
