@@ -365,6 +365,7 @@ def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[f
         cv2.ellipse(img, px(palm_c), (int(w * 0.62 * ppm), int(w * 0.5 * ppm)), ang, 0, 360, 1.0, -1, cv2.LINE_AA)
     spread = 0.12 if hand.pinch else 0.22
     crease = np.zeros((H, W), np.float32)
+    nails = np.zeros((H, W), np.float32)
     for off in (-1.5, -0.5, 0.5, 1.5):
         base = palm_c + ux * w * 0.38 + nx * off * w * 0.2
         tip = base + ux * w * (0.58 - 0.1 * abs(off)) * (0.72 if hand.pinch else 1.0) + nx * off * w * spread * 0.5
@@ -372,6 +373,7 @@ def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[f
             cv2.line(img, px(base), px(tip), 1.0, max(1, int(w * 0.19 * ppm)), cv2.LINE_AA)
         cv2.line(crease, px(base - ux * w * 0.05), px(tip), 1.0, max(1, int(w * 0.21 * ppm)), cv2.LINE_AA)
         cv2.line(crease, px(base - ux * w * 0.05), px(tip), 0.0, max(1, int(w * 0.15 * ppm)), cv2.LINE_AA)
+        cv2.circle(nails, px(tip - ux * w * 0.03), max(1, int(w * 0.055 * ppm)), 1.0, -1, cv2.LINE_AA)
     thumb0 = palm_c + nx * w * 0.38 - ux * w * 0.1
     thumb1 = thumb0 + ux * w * 0.42 + nx * w * (0.12 if hand.pinch else 0.3)
     for img in (alpha, skin):
@@ -384,8 +386,16 @@ def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[f
     # rounded limb: lit along its crest, darker toward its sides; folds in the sleeve
     shade = np.clip(1.05 - 0.3 * across ** 2, 0.5, 1.1)
     folds = 1.0 + 0.05 * np.sin(along / 23.0 + 1.7 * np.sin(along / 61.0)) * np.clip(1 - np.abs(across) * 0.6, 0, 1)
-    sleeve = np.array(hand.sleeve_bgr, np.float32) * folds[..., None]
-    col = skin[..., None] * np.array(hand.skin_bgr, np.float32) + (1 - skin[..., None]) * sleeve
+    rng = np.random.default_rng(int(abs(hand.tip_mm[0] * 7 + hand.tip_mm[1] * 13)) % (2 ** 32))
+    mottle = cv2.GaussianBlur(rng.standard_normal((H, W)).astype(np.float32), (0, 0), 9.0 * ppm + 0.5)
+    mottle *= 0.025 / (mottle.std() + 1e-9)
+    weave = 0.03 * rng.standard_normal((H, W)).astype(np.float32)
+    sleeve = np.array(hand.sleeve_bgr, np.float32) * (folds + weave)[..., None]
+    knuckles = np.exp(-((along - (L - w * 0.72 + w * 0.3)) / (w * 0.06)) ** 2) * skin  # a darker line across
+    skin_col = np.array(hand.skin_bgr, np.float32) * (1.0 + mottle - 0.08 * knuckles)[..., None]
+    skin_col = skin_col * (1 - 0.35 * nails[..., None]) + np.array((200, 205, 235), np.float32) * 0.35 * nails[
+        ..., None]
+    col = skin[..., None] * skin_col + (1 - skin[..., None]) * sleeve
     col = col * (shade * (1.0 - 0.25 * crease))[..., None]
     alpha = cv2.GaussianBlur(alpha, (0, 0), 1.0 * ppm)
     return _rgba(col, alpha), (float(x0), float(y0))
