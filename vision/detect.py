@@ -221,8 +221,23 @@ def _blob_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     dt = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
     peaks = (dt >= cv2.dilate(dt, np.ones((5, 5), np.uint8))) & (dt >= 0.7 * min(radii_px) * s)
     py, px = np.nonzero(peaks)
+    # A plateau of the distance transform gives many equal maxima: keep one per half radius.
+    order = np.argsort(-dt[py, px], kind="stable")
+    kept: list[tuple[int, int]] = []
+    for k in order:
+        x, y = int(px[k]), int(py[k])
+        if all((x - a) ** 2 + (y - b) ** 2 > (0.5 * dt[y, x]) ** 2 for a, b in kept):
+            kept.append((x, y))
     out_x, out_y, out_s = [], [], []
-    for x, y in zip(px, py):
+    ang = np.arange(16) * (2.0 * math.pi / 16)
+    h, w = mask.shape
+    for x, y in kept:
+        # A disk's blob ends near its radius on some side (terrain and the table's surround go on).
+        rr = dt[y, x] + 2.0
+        xs = np.clip(np.rint(x + rr * np.cos(ang)).astype(int), 0, w - 1)
+        ys = np.clip(np.rint(y + rr * np.sin(ang)).astype(int), 0, h - 1)
+        if mask[ys, xs].mean() > 0.85:
+            continue
         r_est = dt[y, x] / s
         for si, r in enumerate(radii_px):
             if 0.7 * r <= r_est <= 1.15 * r:
