@@ -79,7 +79,8 @@ def build_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=
     """The clip as a list of table states (not yet rendered)."""
     s = tier if isinstance(tier, TierSettings) else tier_settings(tier)
     # a calmer table than the stills: fewer disks, no stray hands
-    s = replace(s, disks=(min(s.disks[0], 14), min(s.disks[1], 18)), hand_probability=0.0)
+    s = replace(s, disks=(min(s.disks[0], 14), min(s.disks[1], 18)), stacks=(1, 1), overlaps=(1, 2),
+                touching=(1, 1), hand_probability=0.0)
     for attempt in range(40):
         base = random_table(seed, s, frame=1000 + attempt, diameters_mm=diameters_mm)
         base = replace(base, hands=(), look=replace(base.look, motion_blur_px=0.0))
