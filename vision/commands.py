@@ -107,7 +107,7 @@ def track(args: argparse.Namespace) -> int:
         f = cap.get(cv2.CAP_PROP_FPS)
         cap.release()
         fps = float(getattr(args, "fps", None) or (f if f and 1 <= f <= 240 else 30.0))
-        source = VideoSource(src_path, every_frame=True)
+        source = VideoSource(src_path, realtime=False, every_frame=True)
     table = LiveTable(source, calibration, PipelineConfig(diameters_mm=sizes))
     maps = getattr(calibration, "rectify_maps", None)
     if maps is not None:

@@ -171,6 +171,18 @@ class LiveTable:
                 self._cond.wait(left)
             return self._state_locked()
 
+    def set_calibration(self, calibration: Any) -> None:
+        """Use a new table calibration (the camera was bumped and re-calibrated): tracks stay (table mm), the
+        motion gate starts over."""
+        if calibration is None:
+            raise InputError("set_calibration: a table calibration is required")
+        with self._cond:
+            self.calibration = calibration
+            self._gate_cal = self._scaled(self.config.motion.px_per_mm)
+            self._view_cal = self._scaled(self.config.jpeg_px_per_mm)
+            self.gate.reset()
+            self._message = "new calibration in use"
+
     def apply_correction(self, correction: Correction) -> LiveState:
         """A player's correction: stored on the track and applied to the current scene at once."""
         self.tracker.apply_correction(correction)
@@ -225,8 +237,10 @@ class LiveTable:
         """Run one frame through the pipeline (the thread's step; tests call it directly). True if committed."""
         now = time.monotonic() if now is None else now
         t0 = time.perf_counter()
+        with self._cond:
+            calibration, gate_cal = self.calibration, self._gate_cal
         try:
-            check = getattr(self.calibration, "check_frame", None)
+            check = getattr(calibration, "check_frame", None)
             if check is not None:
                 check(image)
             if image is None or not isinstance(image, np.ndarray) or image.ndim != 3 or image.dtype != np.uint8:
@@ -236,16 +250,16 @@ class LiveTable:
                 self._bad_frames += 1
                 self._message = f"frame refused: {exc}"
             return False
-        small = self._small(image, None)
+        small = gate_cal.rectify(image) if gate_cal is not None else self._small(image, None)
         decision = self.gate.update(small, now)
         committed = False
         rect = None
         if decision.run_detection:
-            rect = self.calibration.rectify(image)
+            rect = calibration.rectify(image)
             with self._cond:
                 previous = self._scene if self._version > 0 else None
             try:
-                scene = detect_rectified(rect, self.calibration, self.sizes, previous, self.config.detector)
+                scene = detect_rectified(rect, calibration, self.sizes, previous, self.config.detector)
             except InputError as exc:
                 with self._cond:
                     self._bad_frames += 1

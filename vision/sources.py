@@ -338,7 +338,7 @@ class UrlSource(CameraSource):
 class VideoSource(FrameSource):
     kind = "video"
 
-    def __init__(self, path: str | Path, realtime: bool = False, **kw: Any):
+    def __init__(self, path: str | Path, realtime: bool = True, **kw: Any):
         super().__init__(**kw)
         self.path = Path(path)
         if not self.path.is_file():
@@ -353,7 +353,7 @@ class VideoSource(FrameSource):
         if not cap.isOpened():
             cap.release()
             raise OSError(f"cannot decode '{self.path}'")
-        if self.realtime and not self.fps_limit:
+        if self.realtime and not self.fps_limit and not self.every_frame:
             fps = cap.get(cv2.CAP_PROP_FPS)
             self.fps_limit = fps if fps and 1 <= fps <= 240 else 30.0
         self._cap = cap
@@ -431,7 +431,7 @@ class DemoSource(FrameSource):
     kind = "demo"
     health_name = "demo"
 
-    def __init__(self, seed: int = 0, fps: float | None = 10.0, **kw: Any):
+    def __init__(self, seed: int | None = None, fps: float | None = 8.0, **kw: Any):
         kw.setdefault("loop", True)
         super().__init__(fps=fps, **kw)
         self.seed = seed
@@ -445,7 +445,7 @@ class DemoSource(FrameSource):
                 from vision.synth.sequence import demo_sequence
             except ImportError as exc:
                 raise OSError(f"the synthetic demo is not available ({exc})") from None
-            self._seq = demo_sequence(self.seed)
+            self._seq = demo_sequence() if self.seed is None else demo_sequence(self.seed)
         self._pos = 0
 
     def _read(self) -> tuple[bool, Any]:
@@ -472,10 +472,12 @@ def open_source(*, camera: int | None = None, video: str | None = None, url: str
     if camera is not None:
         return CameraSource(camera, **kw)
     if video is not None:
-        return VideoSource(video, **kw)
+        return VideoSource(video, **kw)  # played at its own frame rate unless every_frame
     if url is not None:
         return UrlSource(url, **kw)
     if images is not None:
+        if not kw.get("every_frame"):
+            kw.setdefault("fps", 10.0)
         return ImageFolderSource(images, **kw)
     return DemoSource(**kw)
 

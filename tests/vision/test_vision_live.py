@@ -104,3 +104,18 @@ def test_correction_applies_at_once(frames):
 def test_missing_calibration_is_an_input_error():
     with pytest.raises(InputError):
         LiveTable(CallableSource(lambda: None), None)
+
+
+def test_new_calibration_keeps_tracks(frames):
+    one, _ = frames
+    table = _table()
+    for k in range(4):
+        table.process(one, now=0.1 * k)
+    ids = {d.id for d in table.state().scene.disks}
+    table.set_calibration(identity_calibration())
+    for k in range(4, 10):
+        table.process(one, now=0.1 * k)
+    s = table.state()
+    assert {d.id for d in s.scene.disks} == ids
+    with pytest.raises(InputError):
+        table.set_calibration(None)
