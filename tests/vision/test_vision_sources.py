@@ -137,3 +137,13 @@ def test_open_source_needs_exactly_one_choice(tmp_path):
         open_source()
     with pytest.raises(InputError):
         open_source(camera=0, demo=True)
+
+
+def test_demo_source_gives_frames_with_their_truth():
+    from vision.sources import DemoSource
+
+    src = DemoSource(fps=None)
+    with src:
+        f = src.read(-1, timeout_s=60.0)
+    assert f is not None and f.image.ndim == 3 and f.truth is not None and f.stable_truth in (True, False)
+    assert src.status().kind == "demo"
