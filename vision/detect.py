@@ -251,7 +251,8 @@ def _blob_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
 # Step 2: rim profiles, sub-pixel edge points, robust centre fit.
 
 def _sample(img: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Bilinear samples of `img` at float coordinates of any shape (..., ) -> (..., channels)."""
+    """Bilinear samples (float32) of `img` at float coordinates of any shape (..., ) -> (..., channels). An 8-bit
+    image is sampled at 1/32 px, as fast as OpenCV goes."""
     shape = X.shape
     n = X.size
     if n == 0:
@@ -264,7 +265,7 @@ def _sample(img: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     my = np.concatenate([Y.ravel(), np.zeros(pad, Y.dtype)]).astype(np.float32).reshape(rows, width)
     out = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     ch = 1 if out.ndim == 2 else out.shape[2]
-    return out.reshape(rows * width, ch)[:n].reshape(*shape, ch)
+    return out.reshape(rows * width, ch)[:n].reshape(*shape, ch).astype(np.float32, copy=False)
 
 
 def _rim_points(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, angles: np.ndarray,
@@ -367,9 +368,16 @@ def _fit_circles(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, offset: np.ndarr
         w = np.where(valid & (np.abs(e) < scale * 2.0), (1 - u * u) ** 2, 0.0)
         if ray_w is not None:
             w = w * ray_w
-        J = np.stack([-dx / d, -dy / d, -np.ones_like(d)], axis=2)          # (M, K, 3)
-        A = np.einsum("mki,mkj,mk->mij", J, J, w) + np.eye(3)[None] * 1e-6
-        b = np.einsum("mki,mk,mk->mi", J, w, e)
+        jx, jy = -dx / d, -dy / d                                           # d e / d (x, y); d e / d q = -1
+        wx, wy = w * jx, w * jy
+        sxx, sxy, syy = (wx * jx).sum(1), (wx * jy).sum(1), (wy * jy).sum(1)
+        sx, sy, sw = wx.sum(1), wy.sum(1), w.sum(1)
+        A = np.empty((len(x), 3, 3))
+        A[:, 0, 0], A[:, 0, 1], A[:, 0, 2] = sxx, sxy, -sx
+        A[:, 1, 0], A[:, 1, 1], A[:, 1, 2] = sxy, syy, -sy
+        A[:, 2, 0], A[:, 2, 1], A[:, 2, 2] = -sx, -sy, sw
+        A += np.eye(3)[None] * 1e-6
+        b = np.stack([(wx * e).sum(1), (wy * e).sum(1), -(w * e).sum(1)], axis=1)
         ok = w.sum(1) >= 8
         A[~ok] = np.eye(3)
         b[~ok] = 0.0
