@@ -106,13 +106,17 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> np.ndarray
                      grid[..., 1].reshape(4 * m, -1).astype(np.float32), cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_REPLICATE).astype(np.float64)
     # The edge is where the profile crosses halfway between the black border and the white quiet zone.
-    dark = prof[:, :2].mean(axis=1)
-    light = prof[:, -2:].mean(axis=1)
+    third = max(2, prof.shape[1] // 3)
+    # Extremes of each end rather than the last samples: print near the quiet zone's far side (a label) or a
+    # white bit beside the border cell must not drag the levels.
+    dark = prof[:, :third].min(axis=1)
+    light = prof[:, -third:].max(axis=1)
     level = 0.5 * (dark + light)
     above = prof >= level[:, None]
     j = np.argmax(above, axis=1)  # first sample at or above half
     rows = np.arange(len(j))
-    ok = (light - dark > 30) & (j > 0) & above[rows, j] & ~above[rows, np.maximum(j - 1, 0)]
+    contrast = light - dark
+    ok = (contrast > 30) & (j > 0) & above[rows, j] & ~above[rows, np.maximum(j - 1, 0)]
     p0, p1 = prof[rows, np.maximum(j - 1, 0)], prof[rows, j]
     frac = (level - p0) / np.maximum(p1 - p0, 1e-9)
     off = offs[np.maximum(j - 1, 0)] + frac * EDGE_STEP_PX
@@ -123,8 +127,14 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> np.ndarray
         if sel.sum() < 5:
             return c
         e = edge_pts[k * m:(k + 1) * m][sel]
-        centre = e.mean(axis=0)
-        _, _, vt = np.linalg.svd(e - centre)
+        for _ in range(2):  # fit, then drop points far off the line (a smudge, a label) and refit
+            centre = e.mean(axis=0)
+            _, _, vt = np.linalg.svd(e - centre)
+            dist = np.abs((e - centre) @ np.array([-vt[0][1], vt[0][0]]))
+            keep = dist <= max(3.0 * np.median(dist), 0.15)
+            if keep.all() or keep.sum() < 5:
+                break
+            e = e[keep]
         lines.append((centre, vt[0]))
     out = np.empty((4, 2))
     for k in range(4):
