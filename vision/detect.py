@@ -50,6 +50,7 @@ class DetectorConfig:
     accept_strong: float = 0.55          # rim fraction accepted on its own
     accept_min: float = 0.27             # rim fraction accepted when the open part of the rim is consistent
     accept_min_history: float = 0.16     # same, for a disk the previous scene had here
+    explain_px: float = 1.5              # rim points this close to an accepted disk's rim are explained by it
     open_consistency: float = 0.55       # fraction of the open (not under an accepted disk) rim that must show
     radius_freedom_px: float = 2.0       # a mostly seen disk's radius may differ this much from its class
     max_residual_px: float = 1.3        # RMS distance of the rim points to the fitted circle
@@ -712,7 +713,7 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
             ring_r = cfg.printed_ring_ratio * v.r_class[i]
             alive &= ~((v.r < v.r[i]) & (dist < 3.0) & (np.abs(v.r - ring_r) < cfg.printed_ring_tolerance_px))
         de = np.abs(np.hypot(v.ex - v.cx[i], v.ey - v.cy[i]) - v.r[i])
-        explained |= de <= 1.5
+        explained |= de <= cfg.explain_px
         covered |= np.hypot(v.nx - v.cx[i], v.ny - v.cy[i]) < v.r[i] - 1.5
     if cfg.printed_ring_ratio > 0:  # the same check for a print accepted before its disk
         drop = set()
