@@ -17,7 +17,6 @@ whether the pin set is exact, with history and from the single frame alone.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time

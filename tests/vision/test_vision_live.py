@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 
 from tablesight.errors import InputError
 from tablesight.scene import Player, Scene
-from vision.live import Health, LiveState, LiveTable, PipelineConfig
+from vision.live import Health, LiveTable, PipelineConfig
 from vision.motion import MotionConfig
 from vision.sources import CallableSource
 from vision.tracker import Correction

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import cv2
-import numpy as np
 import pytest
 
 from vision.motion import MotionConfig, MotionGate
