@@ -747,7 +747,13 @@ def _drop_printed_rings(img: np.ndarray, v: _Verified, accepted: list[int], cfg:
             ring_j = np.median(_ring_samples(img, v.cx[j:j + 1], v.cy[j:j + 1], v.r[j:j + 1], angles,
                                              cfg.ring_depth_mm)[0], axis=0)
             outside = _ring_samples(img, v.cx[i:i + 1], v.cy[i:i + 1], v.r[i:i + 1], angles, -2.5)[0]
-            if (np.linalg.norm(outside - ring_j[None, :], axis=1) <= 38.0).mean() >= 0.6:
+            # Same colour up to the printed bevel's shading: direction of the colour vector and a brightness ratio.
+            n_out = np.linalg.norm(outside, axis=1) + 1e-6
+            n_ring = float(np.linalg.norm(ring_j)) + 1e-6
+            cos = (outside @ ring_j) / (n_out * n_ring)
+            ratio = n_out / n_ring
+            same = (cos >= 0.97) & (ratio >= 0.7) & (ratio <= 1.45)
+            if same.mean() >= 0.6:
                 drop.add(i)
     return [i for i in accepted if i not in drop]
 
