@@ -59,6 +59,13 @@ def detect(args: argparse.Namespace) -> int:
     maps = getattr(calibration, "rectify_maps", None)
     if maps is not None:
         maps()
+    if getattr(args, "timing", False):
+        import numpy as np
+
+        from vision.detect import detect_rectified
+
+        w, h = getattr(calibration, "rectified_size", (980, 980))
+        detect_rectified(np.full((h, w, 3), 90, np.uint8), calibration, sizes)
     several = len(paths) > 1
     for p in paths:
         img = _read_image(p)
