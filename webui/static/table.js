@@ -409,7 +409,7 @@
       h.push(`<p class="msg bad">${esc(v.report_error || "no report")}</p>`);
     }
     h.push(`<h3>Deviation (this disk as the target)</h3>`);
-    if (!det) h.push('<p class="sub">…</p>');
+    if (!det) h.push('<p class="sub" id="dev-pending">…</p>');
     else if (det.error) h.push(`<p class="msg bad">${esc(det.error)}</p>`);
     else if (det.deviation_error) h.push(`<p class="sub">${esc(det.deviation_error)}</p>`);
     else if (!det.deviation || !det.deviation.length) h.push('<p class="sub">No disk within short range: deviation has no effect.</p>');
