@@ -103,7 +103,8 @@ class DriftMonitor:
         self.settings = settings or DriftSettings()
         self._clock = clock
         self._on_recalibrated = on_recalibrated
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the fields below
+        self._check_lock = threading.Lock()  # one check at a time
         self._cal = calibration
         self._ref = _reference_corners(calibration)
         self._rois = _marker_rois(calibration, self._ref)
@@ -138,12 +139,17 @@ class DriftMonitor:
 
     # --- the check --------------------------------------------------------------------------------------------
     def check(self, frame_bgr: np.ndarray) -> DriftState:
-        with self._lock:
-            self._checks += 1
-            self._last_check = self._clock()
-            before = self._version
-            self._state = self._check_locked(frame_bgr)
-            new_cal = self._cal if self._version != before else None
+        # Checks run one at a time; the detection runs outside the state lock, so readers of `calibration` and
+        # `state()` (the pipeline, the page) never wait for it.
+        with self._check_lock:
+            with self._lock:
+                self._checks += 1
+                self._last_check = self._clock()
+                before = self._version
+            state = self._evaluate(frame_bgr)
+            with self._lock:
+                self._state = state
+                new_cal = self._cal if self._version != before else None
         if new_cal is not None and self._on_recalibrated is not None:
             self._on_recalibrated(new_cal)
         return self.state()
@@ -154,7 +160,7 @@ class DriftMonitor:
                           tuple(sorted(shifts.items())), float(np.median(vals)) if vals else None,
                           self._cal.created, None, self._recalibrations, message)
 
-    def _check_locked(self, frame: np.ndarray) -> DriftState:
+    def _evaluate(self, frame: np.ndarray) -> DriftState:
         cal = self._cal
         try:
             cal.check_frame(frame)
@@ -227,11 +233,12 @@ class DriftMonitor:
                                   battlefield_from_markers_mm=old.battlefield_from_markers_mm,
                                   rectified_origin_mm=old.rectified_origin_mm,
                                   disk_diameters_mm=old.disk_diameters_mm)
-        self._cal = new
-        self._ref = _reference_corners(new)
-        self._rois = _marker_rois(new, self._ref)
-        self._version += 1
-        self._recalibrations += 1
+        ref = _reference_corners(new)
+        rois = _marker_rois(new, ref)
+        with self._lock:
+            self._cal, self._ref, self._rois = new, ref, rois
+            self._version += 1
+            self._recalibrations += 1
         med = float(np.median(list(shifts.values())))
         return self._make("recalibrated", seen, shifts, f"the camera moved {med:.1f} mm; recalibrated from markers "
                                                         f"{', '.join(map(str, new.markers_used))} (residuals up to "
