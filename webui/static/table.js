@@ -64,7 +64,8 @@
   const unitName = (d) => (d.unit ? prettyUnit(d.unit) : d.unit_name || "");
   function diskName(id) {
     const d = diskById(id);
-    return d && unitName(d) ? `${unitName(d)} (${id})` : id;
+    if (!d || !unitName(d)) return id;
+    return d.unit === id ? unitName(d) : `${unitName(d)} (${id})`;  // a disk named by its unit key needs no id
   }
   function playerColour(pid) {
     if (!pid || !S.view) return UNKNOWN_COLOUR;
