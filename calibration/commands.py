@@ -134,7 +134,7 @@ def summary(cal, out: Path | str | None = None) -> str:
     lines.append(f"battlefield in use: {bw:.1f} x {bh:.1f} mm (scale from the {cal.scale_source})")
     if cal.battlefield_from_markers_mm is not None:
         mw, mh = cal.battlefield_from_markers_mm
-        lines.append(f"battlefield from the markers' printed size: {mw:.1f} x {mh:.1f} mm (about +-3 mm)")
+        lines.append(f"battlefield from the markers' printed size: {mw:.1f} x {mh:.1f} mm (a coarse check, a few mm)")
     if cal.ruler is None:
         lines.append("ruler: not seen (put the ruler with tags 4 and 5 on the table to check the scale)")
     else:
