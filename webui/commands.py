@@ -147,6 +147,9 @@ def serve(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir or DEFAULT_DATA_DIR)
     if data_dir.exists() and not data_dir.is_dir():
         raise InputError(f"--data-dir '{data_dir}': exists and is not a folder")
+    token = None if is_loopback(args.host) else (os.environ.get("TABLESIGHT_TOKEN") or new_token())
+    _check_port_free(args.host, args.port)  # before the feed starts; werkzeug would print its own and exit 1
+    feed, what = make_feed(args, data_dir)  # a bad source is refused before anything is written
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
         probe = data_dir / ".tablesight-write-check"
@@ -154,9 +157,6 @@ def serve(args: argparse.Namespace) -> int:
         probe.unlink()
     except OSError as exc:
         raise InputError(f"--data-dir '{data_dir}': cannot write there ({exc.strerror or exc})") from None
-    token = None if is_loopback(args.host) else (os.environ.get("TABLESIGHT_TOKEN") or new_token())
-    _check_port_free(args.host, args.port)  # before the feed starts; werkzeug would print its own and exit 1
-    feed, what = make_feed(args, data_dir)
     app = create_app(feed, data_dir, token=token, start=False)
     try:
         server = make_server(args.host, args.port, app, threaded=True)

@@ -235,3 +235,10 @@ def test_an_unwritable_data_dir_is_one_line(tmp_path, capsys):
     assert main(["serve", "--scene", SKIRMISH, "--data-dir", str(blocker / "data")]) == 2
     err = capsys.readouterr().err.strip()
     assert "cannot write there" in err and len(err.splitlines()) == 1
+
+
+def test_a_refused_source_writes_nothing(tmp_path, capsys):
+    data = tmp_path / "data"
+    assert main(["serve", "--camera", "5", "--data-dir", str(data), "--port", str(free_port())]) == 2
+    assert "needs a table calibration" in capsys.readouterr().err
+    assert not data.exists()
