@@ -191,6 +191,15 @@ def test_overlays_pins_engagements_harried_and_terrain(browser, server):
     page.click("#tab-calls")
     summary = page.locator("details.setup summary")
     assert summary.inner_text() == f"Setup checks (deployment): {len(v.report.setup_violations)}"
+    # Fit zooms to the disks and terrain; pressing it again shows the whole table.
+    whole = page.locator("#table").get_attribute("viewBox")
+    page.click("#fit")
+    fitted = [float(v) for v in page.locator("#table").get_attribute("viewBox").split()]
+    assert fitted[2] < 980 and fitted[2] == fitted[3]
+    for d in v.scene.disks:
+        assert fitted[0] <= d.x_mm - d.radius_mm and d.x_mm + d.radius_mm <= fitted[0] + fitted[2]
+    page.click("#fit")
+    assert page.locator("#table").get_attribute("viewBox") == whole
     page.close()
 
 

@@ -27,7 +27,7 @@
 
   const S = {
     view: null, key: null, selected: null, terrainSel: null, wholly: false,
-    bg: localStorage.getItem("tablesight.bg") || "camera", details: new Map(), nameKeywords: {},
+    bg: localStorage.getItem("tablesight.bg") || "camera", fit: localStorage.getItem("tablesight.fit") === "1", details: new Map(), nameKeywords: {},
     melee: null, meleeStep: 0, meleeTargets: {}, highlight: null, frameKey: null, frameSize: null, units: new Map(),
   };
 
@@ -74,11 +74,24 @@
   }
   const dot = (pid) => `<span class="dot" style="background:${playerColour(pid)}"></span>`;
   const nameChip = (id) => `<span class="chip target" data-disk="${esc(id)}">${dot((diskById(id) || {}).player)}${esc(diskName(id))}</span>`;
+  // The part of the table shown: all of it, or (Fit) a square around the disks and terrain, for a small fight
+  // in one corner of a big table.
+  function viewBox(sc) {
+    const bf = sc.battlefield;
+    const whole = [-MARGIN, -MARGIN, bf.width_mm + 2 * MARGIN, bf.height_mm + 2 * MARGIN];
+    if (!S.fit || !sc.disks.length) return whole;
+    const xs = [], ys = [];
+    for (const d of sc.disks) { xs.push(d.x_mm - d.radius_mm, d.x_mm + d.radius_mm); ys.push(d.y_mm - d.radius_mm, d.y_mm + d.radius_mm); }
+    for (const t of sc.terrain) for (const [x, y] of t.polygon_mm) { xs.push(x); ys.push(y); }
+    const pad = 60, x0 = Math.min(...xs) - pad, x1 = Math.max(...xs) + pad, y0 = Math.min(...ys) - pad, y1 = Math.max(...ys) + pad;
+    const side = Math.min(Math.max(x1 - x0, y1 - y0, 300), whole[2]);
+    const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+    return [cx - side / 2, cy - side / 2, side, side];
+  }
   // Millimetres per screen pixel, so labels keep a readable size on a phone and on a laptop.
-  function mmPerPx() {
+  function mmPerPx(vb) {
     const w = $("table").getBoundingClientRect().width || 600;
-    const bf = S.view ? S.view.scene.battlefield : { width_mm: 900 };
-    return (bf.width_mm + 2 * MARGIN) / w;
+    return vb[2] / w;
   }
 
   // ---- health line ---------------------------------------------------------------------------------------------
@@ -114,8 +127,8 @@
     const svg = $("table");
     if (!v) return;
     const sc = v.scene, rep = v.report, bf = sc.battlefield;
-    const px = mmPerPx();
-    const vb = [-MARGIN, -MARGIN, bf.width_mm + 2 * MARGIN, bf.height_mm + 2 * MARGIN];
+    const vb = viewBox(sc);
+    const px = mmPerPx(vb);
     svg.setAttribute("viewBox", vb.join(" "));
     svg.style.aspectRatio = `${vb[2]} / ${vb[3]}`;
     // The redraw replaces every element: keep keyboard focus on the same disk or terrain piece.
@@ -719,6 +732,13 @@
   for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.pane));
   $("bg-camera").addEventListener("click", () => { S.bg = "camera"; localStorage.setItem("tablesight.bg", "camera"); setBackgroundButtons(); draw(); });
   $("bg-map").addEventListener("click", () => { S.bg = "map"; localStorage.setItem("tablesight.bg", "map"); setBackgroundButtons(); draw(); });
+  $("fit").setAttribute("aria-pressed", String(S.fit));
+  $("fit").addEventListener("click", () => {
+    S.fit = !S.fit;
+    localStorage.setItem("tablesight.fit", S.fit ? "1" : "0");
+    $("fit").setAttribute("aria-pressed", String(S.fit));
+    draw();
+  });
   $("table").addEventListener("click", clearSelection);
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") clearSelection(); });
   if (token) $("calib-link").href = withToken("calibration");
