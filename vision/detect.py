@@ -594,6 +594,15 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, scale=1.5)
     off = _refit_offsets(cx, cy, rf, off, angles, cx1, cy1, rf1)
     cx, cy, rf = cx1, cy1, rf1
+    # Candidates with next to no rim on their fitted circle go now (most vote peaks on art and texture).
+    alive = ((np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px).mean(1) >= 0.6 * cfg.accept_min) \
+        | seeded
+    if not alive.all():
+        keep_idx = np.nonzero(alive)[0]
+        cx, cy, rf, r0, off, seeded = cx[keep_idx], cy[keep_idx], rf[keep_idx], r0[keep_idx], off[keep_idx], \
+            seeded[keep_idx]
+        cand = _Candidates(cand.cx[keep_idx], cand.cy[keep_idx], cand.size_idx[keep_idx],
+                           [cand.seed_id[i] for i in keep_idx], [cand.seed_z[i] for i in keep_idx])
     good = (np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)).mean(1) >= 0.6
     # A larger disk's printed inner ring looks like a smaller disk at its centre: keep those out.
     g = np.nonzero(good)[0]
