@@ -329,3 +329,42 @@ def test_calibration_page_says_not_available_for_a_scene_file(browser, server):
     page.click("#table-link")
     page.wait_for_selector("g.disk")
     page.close()
+
+
+def test_calibration_page_of_a_camera_source(browser, tmp_path):
+    """An image folder through the vision pipeline: the page shows the annotated frame and the numbers."""
+    cv2 = pytest.importorskip("cv2")
+    pytest.importorskip("vision.live")
+    seq = pytest.importorskip("vision.synth.sequence").demo_sequence(7)
+    from calibration.table import TableCalibration, calibrate_table
+    from vision.live import LiveTable
+    from vision.sources import open_source
+    from webui.camera import CameraFeed
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    frame = seq[0][0]
+    for i in range(3):
+        cv2.imwrite(str(frames / f"frame_{i:03d}.png"), frame)
+    cal = calibrate_table(frame)
+    feed = CameraFeed(LiveTable(open_source(images=str(frames)), cal), tmp_path / "data")
+    s = Server(feed, tmp_path / "data")
+    try:
+        page = browser.new_page(viewport=LAPTOP, bypass_csp=True)
+        page.goto(s.url + "calibration")
+        page.wait_for_selector("#calib-frame")
+        page.wait_for_function("document.querySelector('#calib-frame').naturalWidth > 0")
+        text = page.locator("#calib").inner_text()
+        for m in sorted({r.marker_id for r in cal.residuals}):
+            assert f"marker {m}" in text
+        assert f"{cal.residual_max_mm:.2f}" in text
+        page.click("#measure")
+        page.wait_for_function("document.querySelector('#measure-msg').textContent.includes('small')")
+        assert "--disk-diameters-mm" in page.locator("#measure-msg").inner_text()
+        shot(page, "webui-calibration-laptop", full=True)
+        page.click("#recal")
+        page.wait_for_function("document.querySelector('#recal-msg').textContent.includes('table.json')")
+        assert isinstance(TableCalibration.load(tmp_path / "data" / "table.json"), TableCalibration)
+        page.close()
+    finally:
+        s.close()
