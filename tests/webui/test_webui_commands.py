@@ -242,3 +242,14 @@ def test_a_refused_source_writes_nothing(tmp_path, capsys):
     assert main(["serve", "--camera", "5", "--data-dir", str(data), "--port", str(free_port())]) == 2
     assert "needs a table calibration" in capsys.readouterr().err
     assert not data.exists()
+
+
+def test_a_damaged_game_book_stops_serve_with_one_line(tmp_path, capsys):
+    pytest.importorskip("webui.book")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "book.sqlite").write_bytes(b"this is not a game book" * 100)
+    assert main(["serve", "--scene", SKIRMISH, "--data-dir", str(data), "--port", str(free_port())]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tablesight serve:") and "book" in err and len(err.splitlines()) == 1
+    assert (data / "book.sqlite").read_bytes() == b"this is not a game book" * 100
