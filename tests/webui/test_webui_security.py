@@ -120,3 +120,11 @@ def test_host_name(header, name):
 ])
 def test_same_origin(url, host, expected):
     assert same_origin(url, host) is expected
+
+
+def test_the_game_books_routes_are_guarded_too(client):
+    pytest.importorskip("webui.book_api")
+    body = {"players": [{"id": "orcs", "initiative": 1}, {"id": "empire", "initiative": 2}]}
+    h = {"Host": "127.0.0.1:8650", "Origin": "http://evil.example", "X-Tablesight-Token": client.comp.write_key}
+    assert client.http.post("/api/book/new", json=body, headers=h).status_code == 403
+    assert client.post("/api/book/new", body).status_code == 200
