@@ -44,6 +44,7 @@ class DetectorConfig:
     vote_min: float = 0.28               # accumulator peak, as a fraction of the rim, to become a candidate
     max_candidates_per_size: int = 120
     blob_colour_distance: float = 22.0   # Lab distance from the felt for the colour-blob candidates (0: off)
+    step_px: float = 2.0                 # the colour step across the rim is measured over this many px
     edge_min: float = 8.0                # minimum colour step (0-255 units per px) for a rim point
     min_alignment: float = 0.55          # share of the gradient energy along the ray at a rim point
     rim_tolerance_px: float = 1.6        # a rim point supports the circle within this distance
@@ -276,16 +277,17 @@ def _rim_points(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, 
     Colour profiles along each ray are sampled every 0.5 px; the colour step over 2 px is measured within
     `window` of the circle.
     """
-    half = int(math.ceil(window * 2.0)) + 4                     # samples each side of the circle
+    b = max(1, int(round(cfg.step_px)))                         # half the step baseline, in 0.5 px samples
+    half = int(math.ceil(window * 2.0)) + 2 * b                 # samples each side of the circle
     offsets = (np.arange(-half, half + 1, dtype=np.float32) * 0.5)
-    mid = offsets[2:-2]
+    mid = offsets[b:-b]
     ca, sa = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
     rr = r[:, None, None].astype(np.float32) + offsets[None, None, :]
     X = cx[:, None, None].astype(np.float32) + rr * ca[None, :, None]
     Y = cy[:, None, None].astype(np.float32) + rr * sa[None, :, None]
     prof = _sample(img, X, Y)                                   # (M, K, D, C)
-    step = prof[:, :, 4:, :] - prof[:, :, :-4, :]               # (M, K, D-4, C), over 2 px
-    strength = np.sqrt(np.einsum("mkdc,mkdc->mkd", step, step)) * np.float32(0.5)  # colour units per px
+    step = prof[:, :, 2 * b:, :] - prof[:, :, :-2 * b, :]       # (M, K, D-2b, C), over `step_px` px
+    strength = np.sqrt(np.einsum("mkdc,mkdc->mkd", step, step)) * np.float32(1.0 / (b))  # colour units per px
     # On each ray take the outermost clear local maximum of the colour step within the window (a step at least
     # half as strong as the strongest there): the silhouette against what lies around the disk. The printed
     # outline, the cut edge and the border ring's bevel give a second step just inside, which is not the rim.
