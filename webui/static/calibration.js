@@ -20,7 +20,9 @@
     return Object.entries(obj || {}).map(([k, v]) => `<tr><td>${esc(k)}</td><td class="num">${typeof v === "number" ? fmt(v) + (unit || "") : esc(JSON.stringify(v))}</td></tr>`).join("");
   }
 
+  const kept = {};
   function render(c, h) {
+    for (const id of ["measure-msg", "recal-msg"]) { const el = $(id); if (el && el.innerHTML) kept[id] = { cls: el.className, html: el.innerHTML }; }
     const pill = `<span class="pill ${esc(h.source)}">${esc(String(h.source).toUpperCase())}</span>`;
     $("health").innerHTML = pill + (h.message ? `<span>${esc(h.message)}</span>` : "");
     const box = $("calib");
@@ -80,6 +82,8 @@
       } catch (e) { $("measure-msg").className = "msg bad"; $("measure-msg").textContent = e.message; }
       mb.disabled = false;
     });
+    // A refresh keeps the outcome of the last button press on show.
+    for (const [id, msg] of Object.entries(kept)) { const el = $(id); if (el && msg) { el.className = msg.cls; el.innerHTML = msg.html; } }
     const b = $("recal");
     if (b) b.addEventListener("click", async () => {
       b.disabled = true; $("recal-msg").textContent = "recalibrating…";
@@ -98,4 +102,12 @@
     catch (e) { $("calib").innerHTML = `<p class="msg bad">${esc(e.message)}</p>`; }
   }
   load();
+  // Drift and calibration age change while serving: refresh on the server's events, at most every 5 s.
+  let last = Date.now();
+  const es = new EventSource(withToken("/api/events"));
+  es.addEventListener("state", () => {
+    if (Date.now() - last < 5000) return;
+    last = Date.now();
+    load();
+  });
 })();
