@@ -694,6 +694,7 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
     good_fit = (v.residual <= cfg.max_residual_px) & (v.ring_uniform >= cfg.ring_uniform_min)
     # Felt around the rim steps the same way all round; a disk lying on another sees that disk's print there.
     steps_ok = v.steps >= cfg.min_step_consistency
+    raw_e = v.support.mean(1)
     accepted: list[int] = []
     while alive.any():
         eff = v.support & ~explained
@@ -704,8 +705,10 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
         lying_on = n_open < 0.5 * K
         # A disk lying mostly on accepted disks must show most of its rim and an even border ring (art on the
         # disk below draws arcs, not a ring); elsewhere the open part of the rim must be there.
-        strong = (e >= cfg.accept_strong) & ((~lying_on & steps_ok) | (lying_on & (e >= cfg.accept_on_top) &
-                                                                         (v.ring_uniform >= cfg.ring_uniform_on_top)))
+        # (A disk lying on another near its edge shares part of its rim with it: judged on its own rim.)
+        on_top = lying_on & (raw_e >= cfg.accept_on_top) & (e >= 0.75 * cfg.accept_strong) & \
+            (v.ring_uniform >= cfg.ring_uniform_on_top)
+        strong = ((e >= cfg.accept_strong) & ~lying_on & steps_ok) | on_top
         partial = (e >= emin) & (c >= cfg.open_consistency) & (n_open >= 0.15 * K) & steps_ok
         passes = alive & good_fit & (strong | partial)
         if not passes.any():
