@@ -597,8 +597,8 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     off = _refit_offsets(cx, cy, rf, off, angles, cx1, cy1, rf1)
     cx, cy, rf = cx1, cy1, rf1
     # Candidates with next to no rim on their fitted circle go now (most vote peaks on art and texture).
-    alive = ((np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px).mean(1) >= 0.6 * cfg.accept_min) \
-        | seeded
+    frac0 = (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px).mean(1)
+    alive = (frac0 >= 0.8 * cfg.accept_min) | seeded
     if not alive.all():
         keep_idx = np.nonzero(alive)[0]
         cx, cy, rf, r0, off, seeded = cx[keep_idx], cy[keep_idx], rf[keep_idx], r0[keep_idx], off[keep_idx], \
