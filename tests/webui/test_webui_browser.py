@@ -154,6 +154,10 @@ def test_click_on_a_disk_shows_range_rings_and_line_of_sight(browser, server):
     assert "harried" in panel.inner_text()
     page.wait_for_selector("#deviation li")
     assert page.locator("#deviation li").count() == 2
+    # The legend counts the other disks per band.
+    for band in ("short", "medium", "long", "siege"):
+        n = sum(1 for p in pairs if p.band == band)
+        assert page.locator(f'#legend .band-count[data-band="{band}"] b').inner_text() == str(n)
     # "Wholly within" retints by the wholly band.
     page.check("#wholly")
     for p in pairs:

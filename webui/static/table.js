@@ -329,7 +329,19 @@
     const v = S.view;
     const items = v.scene.players.map((p) => `<span><span class="sw" style="border-color:${playerColour(p.id)}"></span>${esc(p.id)}</span>`);
     if (v.scene.disks.some((d) => !d.player)) items.push(`<span><span class="sw" style="border-color:${UNKNOWN_COLOUR};border-style:dashed"></span>owner unknown</span>`);
-    if (S.selected) items.push(...BANDS.map((b) => `<span><span class="sw band" style="background:${BAND_COLOUR[b]}"></span>${b}</span>`));
+    if (S.selected && v.report) {
+      // With a disk selected the legend counts the other disks per band (and those out of sight): the answer
+      // at a glance on a phone, where the panel is below the table.
+      const count = Object.fromEntries(BANDS.map((b) => [b, 0]));
+      let hidden = 0;
+      for (const p of v.report.pairs) {
+        if (p.a !== S.selected && p.b !== S.selected) continue;
+        count[S.wholly ? (p.a === S.selected ? p.wholly_band : p.wholly_band_ba) : p.band] += 1;
+        if (!p.los) hidden += 1;
+      }
+      items.push(...BANDS.map((b) => `<span class="band-count" data-band="${b}"><span class="sw band" style="background:${BAND_COLOUR[b]}"></span>${b} <b>${count[b]}</b></span>`));
+      items.push(`<span style="color:#ff6b6b">✕ no line of sight <b>${hidden}</b></span>`);
+    }
     else items.push(`<span>→ pin</span><span>① fight order</span><span style="color:#ff9f1c">◌ harried</span>`);
     $("legend").innerHTML = items.join("");
   }
