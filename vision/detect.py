@@ -45,7 +45,9 @@ class DetectorConfig:
     max_candidates_per_size: int = 120
     blob_colour_distance: float = 22.0   # Lab distance from the felt for the colour-blob candidates (0: off)
     step_px: float = 2.0                 # the colour step across the rim is measured over this many px
-    edge_min: float = 8.0                # minimum colour step (0-255 units per px) for a rim point
+    edge_min: float = 8.0                # colour step (0-255 units per px) that always makes a rim point
+    edge_floor: float = 6.0              # ... and the least one, for a disk whose whole rim steps weakly
+    edge_relative: float = 0.5           # a rim point's step as a share of the disk's median step
     min_alignment: float = 0.55          # share of the gradient energy along the ray at a rim point
     rim_tolerance_px: float = 1.6        # a rim point supports the circle within this distance
     accept_strong: float = 0.55          # rim fraction accepted on its own
@@ -298,7 +300,15 @@ def _rim_points(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, 
     right = np.empty_like(strength)
     right[..., -1] = -1.0
     right[..., :-1] = strength[..., 1:]
-    is_peak = (strength >= left) & (strength > right) & (strength >= cfg.edge_min) & inside[None, None, :]
+    is_peak = (strength >= left) & (strength > right) & inside[None, None, :]
+    # A rim point needs a clear step, judged against this disk's own rim contrast: a green ring on green felt
+    # steps far less than a white one, all round. The threshold is a share of the candidate's median strongest
+    # step over its rays, between `edge_floor` and `edge_min`.
+    ray_best = np.where(is_peak, strength, np.float32(0.0)).max(axis=2)             # (M, K)
+    level = np.median(ray_best, axis=1)                                             # (M,)
+    thr = np.clip(cfg.edge_relative * level, min(cfg.edge_floor, cfg.edge_min), cfg.edge_min)
+    thr = thr.astype(np.float32)[:, None, None]
+    is_peak &= strength >= thr
     s_masked = np.where(is_peak, strength, np.float32(0.0))
     strongest = s_masked.max(axis=2, keepdims=True)
     clear = is_peak & (s_masked >= 0.5 * strongest)
@@ -312,7 +322,7 @@ def _rim_points(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, 
     wgt = np.clip(sw - 0.5 * peak[..., None], 0.0, None)
     pos = mid[idx]
     offset = (wgt * pos).sum(2) / np.maximum(wgt.sum(2), 1e-6)
-    offset = np.where(peak >= cfg.edge_min, offset, np.nan)
+    offset = np.where(peak >= thr[..., 0], offset, np.nan)
     return offset.astype(np.float64), peak.astype(np.float64), prof
 
 
@@ -651,6 +661,21 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     off, _, _ = _rim_points(img, cx, cy, r, angles, 2.0, cfg)
     align = np.ones_like(off) if tensor is None else _alignment(tensor, cx, cy, r, off, angles)
     support = _support(off, angles, shadow, cfg.rim_tolerance_px, align >= cfg.min_alignment)
+    # A free radius that ran to its limit was pulled by an edge that is not this disk's rim (the art of a disk
+    # underneath, a neighbour's rim, a shadow): try the class radius too and keep whichever the rim supports.
+    pulled = np.nonzero(well_seen & (np.abs(rf - rc) >= cfg.radius_freedom_px - 0.05))[0]
+    if len(pulled):
+        px_, py_, pr_ = cx[pulled].copy(), cy[pulled].copy(), rc[pulled].copy()
+        for window in (2.5, 2.0):
+            off_p, _, _ = _rim_points(img, px_, py_, pr_, angles, window, cfg)
+            px_, py_ = _fit_centres(px_, py_, pr_, off_p, angles, iterations=3, scale=1.0, ray_w=ray_w)
+        off_p, _, _ = _rim_points(img, px_, py_, pr_, angles, 2.0, cfg)
+        al_p = np.ones_like(off_p) if tensor is None else _alignment(tensor, px_, py_, pr_, off_p, angles)
+        sup_p = _support(off_p, angles, shadow, cfg.rim_tolerance_px, al_p >= cfg.min_alignment)
+        better = sup_p.sum(1) > support[pulled].sum(1)
+        b = pulled[better]
+        cx[b], cy[b], r[b] = px_[better], py_[better], pr_[better]
+        off[b], align[b], support[b] = off_p[better], al_p[better], sup_p[better]
     frac = support.mean(1)
     keep = frac >= np.where(seeded, 0.8 * cfg.accept_min_history, 0.8 * cfg.accept_min)
     # The same disk found from two peaks: keep the better-supported copy (and the seed id of either).
