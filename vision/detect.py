@@ -227,11 +227,16 @@ def _blob_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     py, px = np.nonzero(peaks)
     # A plateau of the distance transform gives many equal maxima: keep one per half radius.
     order = np.argsort(-dt[py, px], kind="stable")
+    px, py = px[order], py[order]
+    reach2 = (0.5 * dt[py, px]) ** 2
+    free = np.ones(len(px), bool)
     kept: list[tuple[int, int]] = []
-    for k in order:
+    for k in range(len(px)):
+        if not free[k]:
+            continue
         x, y = int(px[k]), int(py[k])
-        if all((x - a) ** 2 + (y - b) ** 2 > (0.5 * dt[y, x]) ** 2 for a, b in kept):
-            kept.append((x, y))
+        kept.append((x, y))
+        free[k:] &= (px[k:] - x) ** 2 + (py[k:] - y) ** 2 > reach2[k:]
     out_x, out_y, out_s = [], [], []
     ang = np.arange(16) * (2.0 * math.pi / 16)
     h, w = mask.shape
@@ -600,11 +605,14 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     angles = np.arange(K) * (2.0 * math.pi / K)
     # A vote peak can sit a few px off (the printed ring's votes, the shadow's): a wide first look, then a
     # narrower one around the fitted circle.
-    off, _, _ = _rim_points(img, cx, cy, r0, angles, 5.0, cfg)
-    cx, cy, rf = _fit_circles(cx, cy, r0, off, angles, scale=2.5)
-    off, _, _ = _rim_points(img, cx, cy, rf, angles, 3.0, cfg)
-    cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, scale=1.5)
-    off = _refit_offsets(cx, cy, rf, off, angles, cx1, cy1, rf1)
+    # These first looks take every candidate (most are art and texture): half the rays are enough to place a
+    # circle and to see whether it has a rim at all.
+    a0 = angles[::2]
+    off, _, _ = _rim_points(img, cx, cy, r0, a0, 5.0, cfg)
+    cx, cy, rf = _fit_circles(cx, cy, r0, off, a0, scale=2.5)
+    off, _, _ = _rim_points(img, cx, cy, rf, a0, 3.0, cfg)
+    cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], a0, scale=1.5)
+    off = _refit_offsets(cx, cy, rf, off, a0, cx1, cy1, rf1)
     cx, cy, rf = cx1, cy1, rf1
     # Candidates with next to no rim on their fitted circle go now (most vote peaks on art and texture).
     frac0 = (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px).mean(1)
@@ -820,6 +828,14 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     if cfg.blob_colour_distance > 0:
         bx, by, bs = _blob_candidates(blur, radii, cfg)
         vx, vy, vs = np.concatenate([vx, bx]), np.concatenate([vy, by]), np.concatenate([vs, bs])
+    if battlefield_px is not None and len(vx):
+        # A circle whose centre lies further off the battlefield than its radius does not touch the battlefield:
+        # the table's surround along the image border (colour blobs all along it) is no place for a disk.
+        x0, y0, x1, y1 = battlefield_px
+        off_x = np.maximum(np.maximum(x0 - vx, vx - x1), 0.0)
+        off_y = np.maximum(np.maximum(y0 - vy, vy - y1), 0.0)
+        on = np.hypot(off_x, off_y) <= radii[vs]
+        vx, vy, vs = vx[on], vy[on], vs[on]
     seed_id: list = [None] * len(vx)
     seed_z: list = [None] * len(vx)
     if seeds:
