@@ -718,19 +718,26 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
 
 
 def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
-    M, K = v.support.shape
-    alive = np.ones(M, bool)
-    explained = np.zeros((M, K), bool)
-    covered = np.zeros((M, K), bool)
+    K = v.support.shape[1]
     seeded = np.array([s is not None for s in v.seed_id], bool)
     emin = np.where(seeded, cfg.accept_min_history, cfg.accept_min)
     good_fit = (v.residual <= cfg.max_residual_px) & (v.ring_uniform >= cfg.ring_uniform_min)
     # Felt around the rim steps the same way all round; a disk lying on another sees that disk's print there.
     steps_ok = v.steps >= cfg.min_step_consistency
     raw_e = v.support.mean(1)
+    # Explaining away only takes rim from a candidate, so one that fails now on its own rim never passes: the
+    # loop runs over the others only (the same result, a much smaller loop).
+    rows = np.nonzero(good_fit & (raw_e >= emin))[0]
+    sup, cx, cy, r, r_class = v.support[rows], v.cx[rows], v.cy[rows], v.r[rows], v.r_class[rows]
+    ex, ey, nx, ny, size_idx = v.ex[rows], v.ey[rows], v.nx[rows], v.ny[rows], v.size_idx[rows]
+    uniform, raw_e, emin, steps_ok, seeded = v.ring_uniform[rows], raw_e[rows], emin[rows], steps_ok[rows], \
+        seeded[rows]
+    alive = np.ones(len(rows), bool)
+    explained = np.zeros(sup.shape, bool)
+    covered = np.zeros(sup.shape, bool)
     accepted: list[int] = []
     while alive.any():
-        eff = v.support & ~explained
+        eff = sup & ~explained
         e = eff.sum(1) / K
         open_ = ~covered
         n_open = open_.sum(1)
@@ -740,28 +747,28 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
         # disk below draws arcs, not a ring); elsewhere the open part of the rim must be there.
         # (A disk lying on another near its edge shares part of its rim with it: judged on its own rim.)
         on_top = lying_on & (raw_e >= cfg.accept_on_top) & (e >= 0.75 * cfg.accept_strong) & \
-            (v.ring_uniform >= cfg.ring_uniform_on_top)
+            (uniform >= cfg.ring_uniform_on_top)
         strong = ((e >= cfg.accept_strong) & ~lying_on & steps_ok) | on_top
         partial = (e >= emin) & (c >= cfg.open_consistency) & (n_open >= 0.15 * K) & steps_ok
-        passes = alive & good_fit & (strong | partial)
+        passes = alive & (strong | partial)
         if not passes.any():
             break
         score = np.where(passes, e + 0.05 * seeded, -1.0)
         i = int(np.argmax(score))
-        accepted.append(i)
+        accepted.append(int(rows[i]))
         alive[i] = False
         # Remove candidates that would be the same disk, explain its rim points away from the others.
-        dist = np.hypot(v.cx - v.cx[i], v.cy - v.cy[i])
-        same = v.size_idx == v.size_idx[i]
-        alive &= ~same | (dist >= 0.5 * v.r[i])
+        dist = np.hypot(cx - cx[i], cy - cy[i])
+        same = size_idx == size_idx[i]
+        alive &= ~same | (dist >= 0.5 * r[i])
         # A smaller circle at the centre of an accepted disk with the radius of its printed ring's inner edge is
         # that print, not a disk on top (a real disk on top has its own radius and rarely sits dead centre).
         if cfg.printed_ring_ratio > 0:
-            ring_r = cfg.printed_ring_ratio * v.r_class[i]
-            alive &= ~((v.r < v.r[i]) & (dist < 3.0) & (np.abs(v.r - ring_r) < cfg.printed_ring_tolerance_px))
-        de = np.abs(np.hypot(v.ex - v.cx[i], v.ey - v.cy[i]) - v.r[i])
+            ring_r = cfg.printed_ring_ratio * r_class[i]
+            alive &= ~((r < r[i]) & (dist < 3.0) & (np.abs(r - ring_r) < cfg.printed_ring_tolerance_px))
+        de = np.abs(np.hypot(ex - cx[i], ey - cy[i]) - r[i])
         explained |= de <= cfg.explain_px
-        covered |= np.hypot(v.nx - v.cx[i], v.ny - v.cy[i]) < v.r[i] - 1.5
+        covered |= np.hypot(nx - cx[i], ny - cy[i]) < r[i] - 1.5
     if cfg.printed_ring_ratio > 0:  # the same check for a print accepted before its disk
         drop = set()
         for i in accepted:
