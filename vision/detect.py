@@ -267,6 +267,13 @@ def _sample(img: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     if n == 0:
         ch = 1 if img.ndim == 2 else img.shape[2]
         return np.zeros((*shape, ch), np.float32)
+    if X.ndim >= 2 and X.shape[0] < 32767 and n // X.shape[0] < 32767:
+        # One map row per leading index (a candidate): no padding, no copy when already float32.
+        mx = np.ascontiguousarray(X, dtype=np.float32).reshape(X.shape[0], -1)
+        my = np.ascontiguousarray(Y, dtype=np.float32).reshape(X.shape[0], -1)
+        out = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        ch = 1 if out.ndim == 2 else out.shape[2]
+        return out.reshape(*shape, ch).astype(np.float32, copy=False)
     width = 2048
     rows = (n + width - 1) // width
     pad = rows * width - n
