@@ -237,23 +237,22 @@ def _blob_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
         x, y = int(px[k]), int(py[k])
         kept.append((x, y))
         free[k:] &= (px[k:] - x) ** 2 + (py[k:] - y) ** 2 > reach2[k:]
-    out_x, out_y, out_s = [], [], []
+    if not kept:
+        return np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
+    kx = np.array([k[0] for k in kept], np.int64)
+    ky = np.array([k[1] for k in kept], np.int64)
     ang = np.arange(16) * (2.0 * math.pi / 16)
     h, w = mask.shape
-    for x, y in kept:
-        # A disk's blob ends near its radius on some side (terrain and the table's surround go on).
-        rr = dt[y, x] + 2.0
-        xs = np.clip(np.rint(x + rr * np.cos(ang)).astype(int), 0, w - 1)
-        ys = np.clip(np.rint(y + rr * np.sin(ang)).astype(int), 0, h - 1)
-        if mask[ys, xs].mean() > 0.85:
-            continue
-        r_est = dt[y, x] / s
-        for si, r in enumerate(radii_px):
-            if 0.7 * r <= r_est <= 1.15 * r:
-                out_x.append((x + 0.5) / s - 0.5)
-                out_y.append((y + 0.5) / s - 0.5)
-                out_s.append(si)
-    return np.array(out_x, np.float64), np.array(out_y, np.float64), np.array(out_s, np.int64)
+    # A disk's blob ends near its radius on some side (terrain and the table's surround go on).
+    rr = dt[ky, kx][:, None] + 2.0
+    xs = np.clip(np.rint(kx[:, None] + rr * np.cos(ang)[None, :]).astype(int), 0, w - 1)
+    ys = np.clip(np.rint(ky[:, None] + rr * np.sin(ang)[None, :]).astype(int), 0, h - 1)
+    ends = mask[ys, xs].mean(1) <= 0.85
+    r_est = dt[ky, kx] / s
+    radii = np.asarray(radii_px, np.float64)
+    fit = ends[:, None] & (r_est[:, None] >= 0.7 * radii[None, :]) & (r_est[:, None] <= 1.15 * radii[None, :])
+    k, si = np.nonzero(fit)                       # kept order, then size order
+    return (kx[k] + 0.5) / s - 0.5, (ky[k] + 0.5) / s - 0.5, si.astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------------------------
