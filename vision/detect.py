@@ -645,9 +645,11 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     ray_w = None if shadow is None else shadow.fit_weights(angles)
     for window in (3.0, 2.0):
         off, _, _ = _rim_points(img, cx, cy, rf, angles, window, cfg)
-        cx, cy, rf = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, iterations=4, scale=1.5,
-                                  ray_w=ray_w)
-    off, _, _ = _rim_points(img, cx, cy, rf, angles, 2.0, cfg)
+        cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, iterations=4, scale=1.5,
+                                     ray_w=ray_w)
+        off = _refit_offsets(cx, cy, rf, off, angles, cx1, cy1, rf1)
+        cx, cy, rf = cx1, cy1, rf1
+    # The rim points of the last look serve again, measured from the fitted circle (no second sampling).
     seen = np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)
     if ray_w is not None:
         seen &= ray_w > 0
