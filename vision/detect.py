@@ -526,15 +526,17 @@ def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: 
     for window, iters, scale in passes:
         off, _, _ = _rim_points(img, cx, cy, rr, angles, window, cfg)
         fx, fy = _fit_centres(cx, cy, rr, off, angles, iterations=iters, scale=scale, ray_w=ray_w)
+        fr = rr.copy()
         if r_free > 0:
             seen = np.isfinite(off) if ray_w is None else np.isfinite(off) & (ray_w > 0)
             full = seen.sum(1) >= 0.55 * (K if ray_w is None else float((ray_w > 0).sum()))
             if full.any():
                 gx, gy, gr = _fit_circles(cx[full], cy[full], r[full], off[full] + (rr - r)[full, None], angles,
                                           iterations=iters, scale=scale, r_range=(-r_free, r_free), ray_w=ray_w)
-                fx[full], fy[full], rr[full] = gx, gy, gr
-        cx, cy = fx, fy
-    off, _, _ = _rim_points(img, cx, cy, rr, angles, 2.0, cfg)
+                fx[full], fy[full], fr[full] = gx, gy, gr
+        # The rim points of this look serve again, measured from the fitted circle (no second sampling).
+        off = _refit_offsets(cx, cy, rr, off, angles, fx, fy, fr)
+        cx, cy, rr = fx, fy, fr
     return cx, cy, off, angles, rr
 
 
