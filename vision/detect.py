@@ -670,13 +670,18 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     rc = r0 + delta[cand.size_idx]
     well_seen = seen.sum(1) >= 0.55 * n_open_rays
     r = np.where(well_seen, np.clip(rf, rc - cfg.radius_freedom_px, rc + cfg.radius_freedom_px), rc)
+    # The rim points found so far serve again: measured from the new radius (same centre), and for the disks seen
+    # in part from their refitted circle (no second sampling).
+    off = off + (rf - r)[:, None]
     part = ~well_seen
     if part.any():
         for window in (2.5, 2.0):
             off_p, _, _ = _rim_points(img, cx[part], cy[part], r[part], angles, window, cfg)
-            cx[part], cy[part] = _fit_centres(cx[part], cy[part], r[part], off_p, angles, iterations=3, scale=1.0,
-                                              ray_w=ray_w)
-    off, _, _ = _rim_points(img, cx, cy, r, angles, 2.0, cfg)
+            px1, py1 = _fit_centres(cx[part], cy[part], r[part], off_p, angles, iterations=3, scale=1.0,
+                                    ray_w=ray_w)
+            off[part] = _refit_offsets(cx[part], cy[part], r[part], off_p, angles, px1, py1, r[part])
+            cx[part], cy[part] = px1, py1
+    off[np.abs(np.nan_to_num(off, nan=9.0)) > 2.0] = np.nan    # as a look within 2 px of the circle would see
     align = np.ones_like(off) if tensor is None else _alignment(tensor, cx, cy, r, off, angles)
     support = _support(off, angles, shadow, cfg.rim_tolerance_px, align >= cfg.min_alignment)
     # A free radius that ran to its limit was pulled by an edge that is not this disk's rim (the art of a disk
