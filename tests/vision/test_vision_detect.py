@@ -118,3 +118,21 @@ def test_scene_round_trips_through_json():
     scene = detect_frame(draw_table(truth, 21), identity_calibration())
     again = Scene.from_json(scene.to_json())
     assert [d.id for d in again.disks] == [d.id for d in scene.disks]
+
+
+def test_low_contrast_ring_is_judged_on_its_own_rim_contrast(monkeypatch):
+    """Regression: a border ring only a little different from the felt (a green army on green felt) steps less
+    than the fixed `edge_min` on most rays, so such disks were refused (4 of these 24 found); the rim threshold
+    now follows the disk's own rim contrast."""
+    from vision_tables import RING_COLOURS
+
+    monkeypatch.setitem(RING_COLOURS, "felt_green", (50, 130, 60))  # the felt is (40, 110, 50) plus noise
+    found = n = 0
+    for seed in range(6):
+        truth = [DrawnDisk(200 + 150 * k, 300 + 100 * (seed % 3), s, ring="felt_green")
+                 for k, s in enumerate(["small", "small", "medium", "large"])]
+        scene = detect_frame(draw_table(truth, seed), identity_calibration())
+        for t in truth:
+            n += 1
+            found += any(math.hypot(d.x_mm - t.x_mm, d.y_mm - t.y_mm) < 3 for d in scene.disks)
+    assert found >= 9, f"{found}/{n} felt-coloured rings found"
