@@ -71,11 +71,13 @@ class DetectorConfig:
     def __post_init__(self) -> None:
         if not 24 <= self.rays <= 720:
             raise ValueError("rays must be within 24..720")
-        for name in ("vote_min", "accept_strong", "accept_min", "accept_min_history", "open_consistency"):
+        for name in ("vote_min", "accept_strong", "accept_min", "accept_min_history", "open_consistency",
+                     "edge_relative"):
             v = getattr(self, name)
             if not 0.0 < v <= 1.0:
                 raise ValueError(f"{name} must be within (0, 1], got {v!r}")
-        for name in ("canny_low", "canny_high", "edge_min", "rim_tolerance_px", "max_residual_px", "ring_depth_mm"):
+        for name in ("canny_low", "canny_high", "edge_min", "edge_floor", "rim_tolerance_px", "max_residual_px",
+                     "ring_depth_mm"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0")
         if not 0 <= self.disk_thickness_mm <= 20:

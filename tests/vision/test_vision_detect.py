@@ -106,11 +106,11 @@ def test_disk_sizes_refuse_nonsense(text):
         DiskSizes.parse(text)
 
 
-def test_detector_config_is_validated():
+@pytest.mark.parametrize("bad", [{"rays": 3}, {"accept_min": 1.5}, {"edge_floor": 0.0}, {"edge_relative": 0.0},
+                                 {"edge_relative": 1.5}])
+def test_detector_config_is_validated(bad):
     with pytest.raises(ValueError):
-        DetectorConfig(rays=3)
-    with pytest.raises(ValueError):
-        DetectorConfig(accept_min=1.5)
+        DetectorConfig(**bad)
 
 
 def test_scene_round_trips_through_json():
