@@ -212,7 +212,8 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     return np.concatenate(out_x), np.concatenate(out_y), np.concatenate(out_s), tensor
 
 
-def _blob_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorConfig
+def _blob_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorConfig,
+                     battlefield_px: tuple[float, float, float, float] | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidates from colour blobs: a disk whose rim barely differs from the felt (a purple ring on brown felt)
     gives few edges to vote, but its whole face differs from the felt. Quarter resolution: the distance
@@ -224,6 +225,14 @@ def _blob_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     dist = np.linalg.norm(lab - felt[None, :], axis=1).reshape(small.shape[:2])
     mask = (dist > cfg.blob_colour_distance).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    if battlefield_px is not None:
+        # The table's surround beyond the battlefield is not felt either: a strip of it along every edge would
+        # give a ridge of distance maxima the size of a small disk. Blobs are looked for on the battlefield only
+        # (a disk hanging over an edge still has its vote candidates).
+        x0, y0, x1, y1 = (int(round(v * s)) for v in battlefield_px)
+        inner = np.zeros_like(mask)
+        inner[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = 1
+        mask &= inner
     dt = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
     peaks = (dt >= cv2.dilate(dt, np.ones((5, 5), np.uint8))) & (dt >= 0.7 * min(radii_px) * s)
     py, px = np.nonzero(peaks)
@@ -860,7 +869,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     radii = np.array([sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES], dtype=np.float64)
     vx, vy, vs, tensor = _vote_candidates(blur, radii, cfg)
     if cfg.blob_colour_distance > 0:
-        bx, by, bs = _blob_candidates(blur, radii, cfg)
+        bx, by, bs = _blob_candidates(blur, radii, cfg, battlefield_px)
         vx, vy, vs = np.concatenate([vx, bx]), np.concatenate([vy, by]), np.concatenate([vs, bs])
     if battlefield_px is not None and len(vx):
         # A circle whose centre lies further off the battlefield than its radius does not touch the battlefield:
