@@ -100,9 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         import pstats
 
         scene = random_table(0, 40)
-        cProfile.runctx("for _ in range(5): build_report(scene)", globals(), {"scene": scene, "build_report": build_report},
-                        "/tmp/bench_report.prof")
-        pstats.Stats("/tmp/bench_report.prof").sort_stats("cumulative").print_stats(25)
+        profiler = cProfile.Profile()
+        profiler.runcall(lambda: [build_report(scene) for _ in range(5)])
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
     rows = []
     for n in (10, 20, 40, 60, 80):
         times = [time_report(random_table(seed, n)) for seed in range(args.seeds)]
