@@ -64,17 +64,28 @@ class MotionGate:
         self._ref_skin: np.ndarray | None = None
         self._still_since: float | None = None
         self._last_commit_t: float | None = None
+        # Skin-coloured pixels of the frame a still period began with: the baseline for "a new hand" until the
+        # first commit gives a reference (disk art and terrain are full of skin tones that are no hand).
+        self._settle_skin: np.ndarray | None = None
 
     def reset(self) -> None:
-        self._prev = self._ref = self._ref_skin = None
+        self._prev = self._ref = self._ref_skin = self._settle_skin = None
         self._still_since = self._last_commit_t = None
+
+    def _largest_blob_mm2(self, mask: np.ndarray) -> float:
+        opened = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, _, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+        return self._area_px(int(stats[1:, cv2.CC_STAT_AREA].max())) if n > 1 else 0.0
+
+    def _area_px(self, count: int) -> float:
+        ppm = self.config.px_per_mm
+        return float(count) / (ppm * ppm)
 
     def _prep(self, small_bgr: np.ndarray) -> np.ndarray:
         return cv2.GaussianBlur(small_bgr, (3, 3), 0).astype(np.int16)
 
     def _area(self, mask: np.ndarray) -> float:
-        ppm = self.config.px_per_mm
-        return float(np.count_nonzero(mask)) / (ppm * ppm)
+        return self._area_px(int(np.count_nonzero(mask)))
 
     def update(self, small_bgr: np.ndarray, t: float) -> GateDecision:
         cfg = self.config
@@ -90,10 +101,16 @@ class MotionGate:
             motion = self._area(diff)
             self._prev = cur
         skin = skin_mask(small_bgr)
-        if self._ref_skin is not None and self._ref_skin.shape == skin.shape:
-            skin &= ~self._ref_skin
-        hand = self._area(cv2.morphologyEx(skin.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))) \
-            >= cfg.hand_area_mm2
+        if self._ref_skin is None and self._settle_skin is None:
+            self._settle_skin = skin  # the first frame of a still period is the baseline until the first commit
+        baseline = self._ref_skin if self._ref_skin is not None else self._settle_skin
+        new_skin = skin
+        if baseline is not None and baseline.shape == skin.shape:
+            # A pixel or two of jitter around the baseline's skin tones is not a new blob.
+            grown = cv2.dilate(baseline.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+            new_skin = skin & ~grown
+        # A hand is one large connected blob, not the sum of many small skin-toned spots in the art.
+        hand = self._largest_blob_mm2(new_skin) >= cfg.hand_area_mm2
         if self._ref is not None and self._ref.shape == cur.shape:
             ch = np.abs(cur - self._ref).max(axis=2) > cfg.pixel_threshold
             ch = cv2.morphologyEx(ch.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
@@ -102,6 +119,7 @@ class MotionGate:
             changed = float("inf")
         if motion >= cfg.motion_area_mm2 or hand:
             self._still_since = None
+            self._settle_skin = None
             return GateDecision(True, False, "hand" if hand else "moving", motion, changed, hand)
         if self._still_since is None:
             self._still_since = t
@@ -119,4 +137,5 @@ class MotionGate:
         """The scene was (re)detected from this frame: it is the new reference."""
         self._ref = self._prep(small_bgr)
         self._ref_skin = skin_mask(small_bgr)
+        self._settle_skin = None
         self._last_commit_t = t

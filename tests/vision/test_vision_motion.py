@@ -72,3 +72,43 @@ def test_config_is_validated():
         MotionConfig(px_per_mm=5)
     with pytest.raises(ValueError):
         MotionConfig(still_s=-1)
+
+
+SKIN_BGR = (150, 175, 220)
+
+
+def _with_skin_spots(img, spots):
+    out = img.copy()
+    for (x, y, ax, ay) in spots:
+        cv2.ellipse(out, (x, y), (ax, ay), 0, 0, 360, SKIN_BGR, -1)
+    return out
+
+
+@pytest.mark.parametrize(
+    "spots",
+    [
+        # Regression: many small skin-toned spots in disk art summed over 2500 mm² and were called a hand, so a
+        # table was never committed (the demo table and image folders stayed at version 0).
+        [(150, 150, 25, 15), (700, 200, 25, 15), (200, 700, 25, 15), (750, 750, 25, 15), (450, 100, 25, 15)],
+        # Regression: one large skin-toned artwork lying on the table from the start is not a hand either.
+        [(700, 700, 60, 45)],
+    ],
+    ids=["scattered-skin-art", "large-skin-art-from-the-start"],
+)
+def test_skin_toned_art_before_the_first_commit_is_not_a_hand(spots):
+    art = _small(_with_skin_spots(draw_table([DrawnDisk(300, 300, "medium")], 1), spots))
+    gate = MotionGate(MotionConfig(still_s=0.5))
+    decisions = [gate.update(art, t) for t in (0.0, 0.2, 0.4, 0.6)]
+    assert not any(d.hand for d in decisions)
+    assert decisions[-1].run_detection and decisions[-1].reason == "first"
+
+
+def test_scattered_new_skin_spots_after_a_commit_are_not_a_hand(tables):
+    a, _, _ = tables
+    gate = MotionGate(MotionConfig(still_s=0.2))
+    gate.update(a, 0.0)
+    gate.update(a, 0.3)
+    gate.committed(a, 0.3)
+    spotted = _small(_with_skin_spots(cv2.resize(a, None, fx=4, fy=4, interpolation=cv2.INTER_NEAREST),
+                                      [(150, 150, 25, 15), (700, 200, 25, 15), (200, 700, 25, 15)]))
+    assert not gate.update(spotted, 0.4).hand
