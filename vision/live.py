@@ -193,6 +193,11 @@ class LiveTable:
             return self._state_locked()
 
     # -- internals -----------------------------------------------------------------------------------------
+    def _source_ended(self) -> bool:
+        status = getattr(self.source, "status", None)
+        st = status() if status is not None else None
+        return st is not None and st.state == "ended"
+
     def _state_locked(self) -> LiveState:
         return LiveState(self._version, self._scene, self._busy, self._jpeg, self._health_locked())
 
@@ -295,6 +300,7 @@ class LiveTable:
     def _run(self) -> None:
         after = -1
         read = getattr(self.source, "read")
+        last_image: np.ndarray | None = None  # the newest frame, until the table it shows has settled
         while not self._stop.is_set():
             try:
                 frame = read(after, self.config.idle_timeout_s)
@@ -305,10 +311,23 @@ class LiveTable:
                 self._stop.wait(0.5)
                 continue
             if frame is None:
+                if last_image is not None and self._source_ended():
+                    # A video or folder that ended still shows its last frame: let the gate see it stay still,
+                    # so the final table is committed rather than left unseen.
+                    try:
+                        self.process(last_image)
+                    except Exception as exc:
+                        with self._cond:
+                            self.errors.append(f"{type(exc).__name__}: {exc}")
+                        last_image = None
+                    with self._cond:
+                        if not self._busy:
+                            last_image = None
                 with self._cond:
                     self._cond.notify_all()
                 continue
             after = frame.index
+            last_image = frame.image
             try:
                 self.process(frame.image)
             except Exception as exc:  # keep serving the last good state whatever one frame does

@@ -118,3 +118,22 @@ def test_new_calibration_keeps_tracks(frames):
     assert {d.id for d in s.scene.disks} == ids
     with pytest.raises(InputError):
         table.set_calibration(None)
+
+
+def test_a_folder_that_ends_commits_its_last_still_frame(frames, tmp_path):
+    """Regression: a source that ended before the table had been still long enough was never committed
+    (an image folder of stills stayed at version 0)."""
+    import cv2
+
+    from vision.sources import ImageFolderSource
+
+    one, _ = frames
+    cv2.imwrite(str(tmp_path / "frame_0000.png"), one)
+    cfg = PipelineConfig(motion=MotionConfig(still_s=0.3), idle_timeout_s=0.1)
+    table = LiveTable(ImageFolderSource(tmp_path), identity_calibration(), cfg)
+    table.start()
+    try:
+        state = table.wait_for_change(0, timeout_s=15.0)
+    finally:
+        table.stop()
+    assert state.version >= 1 and len(state.scene.disks) == 1
