@@ -18,26 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 from tablesight.errors import InputError
 from tablesight.scene import Scene, load_scene
 
-try:  # The vision pipeline's own state types, when that package is present.
-    from vision.live import Health, LiveState  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - exercised only while vision.live is absent
-
-    @dataclass(frozen=True)
-    class Health:  # type: ignore[no-redef]
-        source: str  # "live" | "lost" | "demo" | "file"
-        fps: float
-        latency_ms: float
-        calibration_age_s: float | None
-        calibration_error_mm: float | None
-        message: str
-
-    @dataclass(frozen=True)
-    class LiveState:  # type: ignore[no-redef]
-        version: int
-        scene: Scene
-        busy: bool
-        frame_jpeg: bytes | None
-        health: Health
+from vision.live import Health, LiveState  # the one definition of the feed state types
 
 
 def health_json(health: Any) -> dict[str, Any]:
