@@ -291,13 +291,18 @@ class CameraSource(FrameSource):
         self.size = size
         self._cap = None
 
+    def _device(self) -> tuple[int | str, str]:
+        """What cv2.VideoCapture opens, and how to say it is not there."""
+        return self.index, f"camera {self.index} is not available"
+
     def _open(self) -> None:
         import cv2
 
-        cap = cv2.VideoCapture(self.index)
+        device, missing = self._device()
+        cap = cv2.VideoCapture(device)
         if not cap.isOpened():
             cap.release()
-            raise OSError(f"camera {self.index} is not available")
+            raise OSError(missing)
         if self.size:
             cap.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])
@@ -325,14 +330,8 @@ class UrlSource(CameraSource):
         self.size = None
         self._cap = None
 
-    def _open(self) -> None:
-        import cv2
-
-        cap = cv2.VideoCapture(self.url)
-        if not cap.isOpened():
-            cap.release()
-            raise OSError("stream does not answer")
-        self._cap = cap
+    def _device(self) -> tuple[int | str, str]:
+        return self.url, "stream does not answer"
 
 
 class VideoSource(FrameSource):
