@@ -24,6 +24,7 @@ from webui import queries
 from webui.corrections import Corrections, TERRAIN_NAME_KEYWORDS
 from webui.feeds import health_json
 from webui.security import TOKEN_HEADER, host_name, is_loopback, new_token, same_origin, same_token
+from webui.http import json_error
 
 log = logging.getLogger(__name__)
 
@@ -229,10 +230,6 @@ def _json_body() -> dict[str, Any]:
     return body
 
 
-def _error(status: int, message: str) -> Response:
-    resp = jsonify({"error": message})
-    resp.status_code = status
-    return resp
 
 
 def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
@@ -259,38 +256,38 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
 
     @app.errorhandler(InputError)
     def _bad_input(exc: InputError) -> Response:
-        return _error(400, str(exc))
+        return json_error(400, str(exc))
 
     @app.errorhandler(404)
     def _not_found(exc: Any) -> Response:
         if request.path.startswith("/api/"):
-            return _error(404, f"no such route: {request.method} {request.path}")
+            return json_error(404, f"no such route: {request.method} {request.path}")
         return Response("Not found", 404, mimetype="text/plain")
 
     @app.errorhandler(405)
     def _bad_method(exc: Any) -> Response:
-        return _error(405, f"{request.method} is not allowed on {request.path}")
+        return json_error(405, f"{request.method} is not allowed on {request.path}")
 
     @app.before_request
     def _guard() -> Response | None:
         host = request.headers.get("Host", "")
         if comp.token is None and not is_loopback(host_name(host)):
-            return _error(403, "this server answers only on 127.0.0.1 / localhost (start it with --host to share it)")
+            return json_error(403, "this server answers only on 127.0.0.1 / localhost (start it with --host to share it)")
         if comp.token is not None and request.endpoint != "static":  # page code is public; data is not
             given = request.headers.get(TOKEN_HEADER) or request.args.get("token")
             if not same_token(given, comp.token):
                 if request.path.startswith("/api/"):
-                    return _error(401, "missing or wrong access token: open the address printed by 'tablesight serve'")
+                    return json_error(401, "missing or wrong access token: open the address printed by 'tablesight serve'")
                 return Response(_NEEDS_TOKEN_HTML, 401, mimetype="text/html")
         if request.method in _STATE_CHANGING:
             origin = request.headers.get("Origin")
             referer = request.headers.get("Referer")
             if origin is not None and not same_origin(origin, host):
-                return _error(403, "cross-site request refused (Origin is not this server)")
+                return json_error(403, "cross-site request refused (Origin is not this server)")
             if origin is None and referer is not None and not same_origin(referer, host):
-                return _error(403, "cross-site request refused (Referer is not this server)")
+                return json_error(403, "cross-site request refused (Referer is not this server)")
             if not same_token(request.headers.get(TOKEN_HEADER), comp.write_key):
-                return _error(403, f"missing or wrong {TOKEN_HEADER} header")
+                return json_error(403, f"missing or wrong {TOKEN_HEADER} header")
         return None
 
     @app.after_request
@@ -327,7 +324,7 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     def api_report() -> Response:
         v = comp.view()
         if v.report_json is None:
-            return _error(503, v.report_error or "no report")
+            return json_error(503, v.report_error or "no report")
         return jsonify(v.report_json)
 
     @app.get("/api/health")
@@ -355,14 +352,14 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     def api_disk(disk_id: str) -> Response:
         v = comp.view()
         if disk_id not in {d.id for d in v.scene.disks}:
-            return _error(404, f"no disk {disk_id!r} on the table now")
+            return json_error(404, f"no disk {disk_id!r} on the table now")
         return jsonify(queries.disk_details(v.scene, v.report, disk_id))
 
     @app.get("/api/frame.jpg")
     def api_frame() -> Response:
         v = comp.view()
         if v.frame_jpeg is None:
-            return _error(404, "no camera image for this source")
+            return json_error(404, "no camera image for this source")
         # Revalidated every time (a restarted server starts its versions again), answered 304 while unchanged.
         etag = f'"{comp.boot_id}-{v.key}"'
         headers = {"ETag": etag, "Cache-Control": "private, no-cache"}

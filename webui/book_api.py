@@ -20,21 +20,18 @@ from typing import Any, Callable
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from tablesight.errors import InputError
+from webui.http import json_error
 
 blueprint = Blueprint("tablesight_book", __name__)
 
 _CATALOG_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,40}$")
 
 
-def _error(status: int, message: str) -> Response:
-    resp = jsonify({"error": message})
-    resp.status_code = status
-    return resp
 
 
 @blueprint.errorhandler(InputError)
 def _bad_input(exc: InputError) -> Response:
-    return _error(400, str(exc))
+    return json_error(400, str(exc))
 
 
 def _book():
@@ -50,7 +47,7 @@ class _Unavailable(Exception):
 
 @blueprint.errorhandler(_Unavailable)
 def _unavailable(exc: _Unavailable) -> Response:
-    return _error(503, str(exc))
+    return json_error(503, str(exc))
 
 
 def _body() -> dict[str, Any]:

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from flask import Flask, Response, jsonify
+from webui.http import json_error
 
 _NO_CAMERA = {"demo": "the demo table", "file": "a scene file"}
 
@@ -104,14 +105,10 @@ def register(app: Flask, comp: Any) -> None:
     def api_calibration_frame() -> Response:
         doc = calibration_json(comp.feed)
         if not doc["available"] or "frame_url" not in doc:
-            resp = jsonify({"error": doc.get("reason") or "this source gives no camera frame"})
-            resp.status_code = 404
-            return resp
+            return json_error(404, doc.get("reason") or "this source gives no camera frame")
         frame = comp.feed.latest_frame()
         if frame is None:
-            resp = jsonify({"error": "no camera frame yet"})
-            resp.status_code = 404
-            return resp
+            return json_error(404, "no camera frame yet")
         from webui.feeds import encode_jpeg
 
         jpeg = encode_jpeg(annotated_frame(frame, comp.feed.calibration), quality=85)
@@ -126,14 +123,10 @@ def register(app: Flask, comp: Any) -> None:
         """Measure the three disk diameters from disks laid apart on the table in the current frame."""
         doc = calibration_json(comp.feed)
         if not doc["available"] or not doc.get("can_measure_disks"):
-            resp = jsonify({"error": doc.get("reason") or "this source gives no camera frame to measure"})
-            resp.status_code = 409
-            return resp
+            return json_error(409, doc.get("reason") or "this source gives no camera frame to measure")
         frame = comp.feed.latest_frame()
         if frame is None:
-            resp = jsonify({"error": "no camera frame yet"})
-            resp.status_code = 409
-            return resp
+            return json_error(409, "no camera frame yet")
         from calibration.disk_sizes import measure_disk_diameters
 
         m = measure_disk_diameters(frame, comp.feed.calibration)  # InputError (no disks found) -> 400
@@ -147,13 +140,9 @@ def register(app: Flask, comp: Any) -> None:
     def api_recalibrate() -> Response:
         doc = calibration_json(comp.feed)
         if not doc["available"]:
-            resp = jsonify({"error": doc["reason"]})
-            resp.status_code = 409
-            return resp
+            return json_error(409, doc["reason"])
         if not doc.get("can_recalibrate"):
-            resp = jsonify({"error": "this source cannot recalibrate while serving"})
-            resp.status_code = 409
-            return resp
+            return json_error(409, "this source cannot recalibrate while serving")
         comp.feed.recalibrate()
         comp.poke()
         return jsonify(calibration_json(comp.feed))
