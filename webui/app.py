@@ -230,8 +230,6 @@ def _json_body() -> dict[str, Any]:
     return body
 
 
-
-
 def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
                report_builder: Callable[[Scene], Any] | None = None, start: bool = True) -> Flask:
     """The companion app around `feed`, keeping corrections (and the game book) in `data_dir`.

@@ -27,8 +27,6 @@ blueprint = Blueprint("tablesight_book", __name__)
 _CATALOG_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,40}$")
 
 
-
-
 @blueprint.errorhandler(InputError)
 def _bad_input(exc: InputError) -> Response:
     return json_error(400, str(exc))
