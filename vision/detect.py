@@ -60,6 +60,7 @@ class DetectorConfig:
     min_step_consistency: float = 0.3    # the colour must step the same way across the rim (not texture)
     printed_ring_ratio: float = 0.78     # inner edge of the printed border ring / rim radius (0: not used)
     printed_ring_tolerance_px: float = 1.9
+    printed_ring_offset_px: float = 5.0  # a smaller circle this far off a disk's centre may still be its print
     min_confidence: float = 0.4          # new disks below this confidence are dropped (not ones from history)
     keep_rim_fraction: float = 0.78      # ... unless this much of its rim is seen
     accept_on_top: float = 0.65           # rim fraction of a disk lying mostly on accepted disks
@@ -80,6 +81,8 @@ class DetectorConfig:
                      "ring_depth_mm"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0")
+        if self.printed_ring_offset_px < 0:
+            raise ValueError("printed_ring_offset_px must be >= 0")
         if not 0 <= self.disk_thickness_mm <= 20:
             raise ValueError("disk_thickness_mm must be within 0..20")
 
@@ -753,6 +756,16 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
 # Step 3: greedy acceptance with explanation-away.
 
 
+def _inside_printed_ring(r: Any, dist: Any, r_big: float, r_class_big: float, cfg: DetectorConfig) -> Any:
+    """A smaller circle whose far side runs along the inner edge of a larger disk's printed border ring (dead
+    centre, or a few px off and touching the ring on one side, its radius pulled to a size class) is that print,
+    not a disk on top: a real disk on top has its own radius and rarely sits (nearly) centred on the one below."""
+    ring_r = cfg.printed_ring_ratio * r_class_big
+    centred = (dist < 3.0) & (np.abs(r - ring_r) < cfg.printed_ring_tolerance_px)
+    touching = (dist < cfg.printed_ring_offset_px) & (np.abs(dist + r - ring_r) < cfg.printed_ring_tolerance_px)
+    return (r < r_big) & (centred | touching)
+
+
 def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
     K = v.support.shape[1]
     seeded = np.array([s is not None for s in v.seed_id], bool)
@@ -797,11 +810,9 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
         dist = np.hypot(cx - cx[i], cy - cy[i])
         same = size_idx == size_idx[i]
         alive &= ~same | (dist >= 0.5 * r[i])
-        # A smaller circle at the centre of an accepted disk with the radius of its printed ring's inner edge is
-        # that print, not a disk on top (a real disk on top has its own radius and rarely sits dead centre).
+        # A smaller circle along the inner edge of an accepted disk's printed ring is that print, not a disk on top.
         if cfg.printed_ring_ratio > 0:
-            ring_r = cfg.printed_ring_ratio * r_class[i]
-            alive &= ~((r < r[i]) & (dist < 3.0) & (np.abs(r - ring_r) < cfg.printed_ring_tolerance_px))
+            alive &= ~_inside_printed_ring(r, dist, r[i], r_class[i], cfg)
         de = np.abs(np.hypot(ex - cx[i], ey - cy[i]) - r[i])
         explained |= de <= cfg.explain_px
         covered |= np.hypot(nx - cx[i], ny - cy[i]) < r[i] - 1.5
@@ -809,8 +820,8 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
         drop = set()
         for i in accepted:
             for j in accepted:
-                if v.r[i] < v.r[j] and math.hypot(v.cx[i] - v.cx[j], v.cy[i] - v.cy[j]) < 3.0 and \
-                        abs(v.r[i] - cfg.printed_ring_ratio * v.r_class[j]) < cfg.printed_ring_tolerance_px:
+                if i != j and _inside_printed_ring(v.r[i], math.hypot(v.cx[i] - v.cx[j], v.cy[i] - v.cy[j]),
+                                                   v.r[j], v.r_class[j], cfg):
                     drop.add(i)
         accepted = [i for i in accepted if i not in drop]
     return accepted

@@ -136,3 +136,21 @@ def test_low_contrast_ring_is_judged_on_its_own_rim_contrast(monkeypatch):
             n += 1
             found += any(math.hypot(d.x_mm - t.x_mm, d.y_mm - t.y_mm) < 3 for d in scene.disks)
     assert found >= 9, f"{found}/{n} felt-coloured rings found"
+
+
+# A medium disk (class radius 32 px) has its printed ring's inner edge at 0.78 * 32 = 25 px. A small circle fitted
+# to that edge sits up to a few px off centre, touching the ring on one side: it is the print, not a disk on top.
+@pytest.mark.parametrize("r, dist, expected", [
+    (25.0, 0.0, True),    # dead centre on the ring's inner edge
+    (22.0, 3.0, True),    # pulled to the small class radius, its far side along the ring (the phantom seen)
+    (21.5, 4.4, True),
+    (25.5, 2.5, True),    # nearly centred on the ring
+    (21.4, 5.4, False),   # a real small disk lying a little off centre
+    (22.0, 10.0, False),  # a real small disk well off centre
+    (18.0, 2.0, False),   # smaller than the ring: art, judged by the other checks
+    (33.0, 0.5, False),   # not smaller than the disk
+])
+def test_printed_ring_phantom_touching_the_ring_off_centre(r, dist, expected):
+    from vision.detect import DEFAULT_CONFIG, _inside_printed_ring
+
+    assert bool(_inside_printed_ring(np.float64(r), np.float64(dist), 32.0, 32.0, DEFAULT_CONFIG)) is expected
