@@ -931,8 +931,17 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
         (r[None, :, None] - 1.5)
     inside[np.arange(len(acc)), np.arange(len(acc)), :] = False
     covered_all = inside.any(1)
+    # The printed-ring check again on the finely measured circles (a coarse radius can miss the ring by a px).
+    print_of = np.zeros(len(acc), bool)
+    if cfg.printed_ring_ratio > 0 and len(acc) > 1:
+        dist = np.hypot(cx[:, None] - cx[None, :], cy[:, None] - cy[None, :])
+        pair = _inside_printed_ring(r[:, None], dist, r[None, :], v.r_class[acc][None, :], cfg)
+        np.fill_diagonal(pair, False)
+        print_of = pair.any(1)
     fits = []
     for k, i in enumerate(accepted):
+        if print_of[k]:
+            continue
         rim = float(support[k].mean())
         covered = covered_all[k]
         n_open = int((~covered).sum())
