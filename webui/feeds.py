@@ -128,6 +128,10 @@ class SceneFileFeed:
         except InputError as exc:
             self._box.publish(replace(cur, health=self._health(f"keeping the last good scene: {exc}")))
             return False
+        if scene.to_json() == cur.scene.to_json():
+            # Touched or rewritten with the same content: nothing for the page to redraw.
+            self._box.publish(replace(cur, health=self._health("")))
+            return False
         self._box.publish(LiveState(cur.version + 1, scene, False, None, self._health("")))
         return True
 

@@ -132,3 +132,13 @@ def test_health_json_rounds_and_keeps_nulls(scene_path):
     doc = health_json(h)
     assert doc["fps"] == 30.0 and doc["latency_ms"] == 12.3 and doc["calibration_error_mm"] == 0.46
     assert doc["calibration_age_s"] is None
+
+
+def test_a_touched_scene_file_with_the_same_content_is_not_a_new_version(scene_path):
+    """Regression: a file rewritten or touched without a change bumped the version (the page redrew for nothing,
+    and a waiter could see two versions for one edit)."""
+    feed = SceneFileFeed(scene_path)
+    before = feed.state().version
+    _touch_later(scene_path)
+    assert feed.reload_if_changed() is False
+    assert feed.state().version == before
