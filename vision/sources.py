@@ -278,7 +278,31 @@ class FrameSource:
         return False
 
 
-class CameraSource(FrameSource):
+class _CaptureSource(FrameSource):
+    """A source read through cv2.VideoCapture (camera, stream, video file): open, read and release in one place."""
+
+    _cap: Any = None
+
+    def _capture(self, device: int | str, missing: str) -> Any:
+        import cv2
+
+        cap = cv2.VideoCapture(device)
+        if not cap.isOpened():
+            cap.release()
+            raise OSError(missing)
+        return cap
+
+    def _read(self) -> tuple[bool, Any]:
+        ok, img = self._cap.read()
+        return (bool(ok), img if ok else None)
+
+    def _close(self) -> None:
+        if self._cap is not None:
+            self._cap.release()
+            self._cap = None
+
+
+class CameraSource(_CaptureSource):
     kind = "camera"
     live = True
     health_name = "live"
@@ -298,25 +322,13 @@ class CameraSource(FrameSource):
     def _open(self) -> None:
         import cv2
 
-        device, missing = self._device()
-        cap = cv2.VideoCapture(device)
-        if not cap.isOpened():
-            cap.release()
-            raise OSError(missing)
+        cap = self._capture(*self._device())
         if self.size:
             cap.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])
         cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
         self._cap = cap
 
-    def _read(self) -> tuple[bool, Any]:
-        ok, img = self._cap.read()
-        return (bool(ok), img if ok else None)
-
-    def _close(self) -> None:
-        if self._cap is not None:
-            self._cap.release()
-            self._cap = None
 
 
 class UrlSource(CameraSource):
@@ -334,7 +346,7 @@ class UrlSource(CameraSource):
         return self.url, "stream does not answer"
 
 
-class VideoSource(FrameSource):
+class VideoSource(_CaptureSource):
     kind = "video"
 
     def __init__(self, path: str | Path, realtime: bool = True, **kw: Any):
@@ -348,23 +360,12 @@ class VideoSource(FrameSource):
     def _open(self) -> None:
         import cv2
 
-        cap = cv2.VideoCapture(str(self.path))
-        if not cap.isOpened():
-            cap.release()
-            raise OSError(f"cannot decode '{self.path}'")
+        cap = self._capture(str(self.path), f"cannot decode '{self.path}'")
         if self.realtime and not self.fps_limit and not self.every_frame:
             fps = cap.get(cv2.CAP_PROP_FPS)
             self.fps_limit = fps if fps and 1 <= fps <= 240 else 30.0
         self._cap = cap
 
-    def _read(self) -> tuple[bool, Any]:
-        ok, img = self._cap.read()
-        return (bool(ok), img if ok else None)
-
-    def _close(self) -> None:
-        if self._cap is not None:
-            self._cap.release()
-            self._cap = None
 
 
 def open_video_checked(path: str | Path) -> None:
