@@ -330,7 +330,6 @@ class CameraSource(_CaptureSource):
         self._cap = cap
 
 
-
 class UrlSource(CameraSource):
     kind = "url"
 
@@ -365,7 +364,6 @@ class VideoSource(_CaptureSource):
             fps = cap.get(cv2.CAP_PROP_FPS)
             self.fps_limit = fps if fps and 1 <= fps <= 240 else 30.0
         self._cap = cap
-
 
 
 def open_video_checked(path: str | Path) -> None:

@@ -134,18 +134,9 @@ def test_serve_prints_the_address_and_serves(tmp_path):
     port = free_port()
     exe = [sys.executable, "-m", "tablesight", "serve", "--scene", SKIRMISH, "--port", str(port),
            "--data-dir", str(tmp_path / "data")]
-    proc = subprocess.Popen(exe, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, printed = _start(exe)
     try:
-        lines = []
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "open http" in line:
-                break
-        url = re.search(r"open (http://\S+)", "".join(lines)).group(1)
+        url = re.search(r"open (http://\S+)", printed).group(1)
         assert url == f"http://127.0.0.1:{port}/"
         with urllib.request.urlopen(url + "api/health", timeout=5) as r:
             assert json.loads(r.read())["source"] == "file"
