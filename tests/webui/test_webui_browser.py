@@ -5,6 +5,8 @@ Screenshots go to tests/artifacts/ (not committed). Skipped only when /usr/bin/c
 
 from __future__ import annotations
 
+import importlib
+
 import json
 import os
 import shutil
@@ -99,7 +101,7 @@ def scene_pairs(server, disk_id):
 
 
 def test_demo_page_shows_the_disks_on_the_camera_image(browser, tmp_path):
-    pytest.importorskip("vision.synth.sequence")
+    importlib.import_module("vision.synth.sequence")
     feed = DemoFeed(item_s=600.0)  # the first stable moment only: nothing moves while the test looks
     s = Server(feed, tmp_path / "data")
     try:
@@ -338,8 +340,8 @@ def test_calibration_page_says_not_available_for_a_scene_file(browser, server):
 def test_calibration_page_of_a_camera_source(browser, tmp_path):
     """An image folder through the vision pipeline: the page shows the annotated frame and the numbers."""
     cv2 = pytest.importorskip("cv2")
-    pytest.importorskip("vision.live")
-    seq = pytest.importorskip("vision.synth.sequence").demo_sequence(7)
+    importlib.import_module("vision.live")
+    seq = importlib.import_module("vision.synth.sequence").demo_sequence(7)
     from calibration.table import TableCalibration, calibrate_table
     from vision.live import LiveTable
     from vision.sources import open_source

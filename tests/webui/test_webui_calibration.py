@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -10,8 +12,8 @@ from webui.feeds import Health, LiveState
 
 @pytest.fixture(scope="module")
 def frame_and_calibration():
-    seq_mod = pytest.importorskip("vision.synth.sequence")
-    table = pytest.importorskip("calibration.table")
+    seq_mod = importlib.import_module("vision.synth.sequence")
+    table = importlib.import_module("calibration.table")
     seq = seq_mod.demo_sequence(7)
     frame, scene, _ = seq[0]
     return frame, scene, table.calibrate_table(frame)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import json
 import re
 import signal
@@ -112,7 +114,7 @@ def _stop(proc):
 @pytest.mark.slow
 def test_serve_without_a_source_runs_the_demo_table(tmp_path):
     """The README's main command: no camera here, so the demo table, said in the terminal and by the API."""
-    pytest.importorskip("vision.synth.sequence")
+    importlib.import_module("vision.synth.sequence")
     if Path("/dev/video0").exists():
         pytest.skip("this machine has a camera: serve would try it")
     port = free_port()
@@ -159,8 +161,8 @@ def test_serve_an_image_folder_through_the_vision_pipeline(tmp_path):
     """--images with a calibration runs vision.live.LiveTable: the page gets its rectified frame, the calibration
     page its numbers, and a folder without a calibration is one clear line."""
     cv2 = pytest.importorskip("cv2")
-    pytest.importorskip("vision.live")
-    seq = pytest.importorskip("vision.synth.sequence").demo_sequence(7)
+    importlib.import_module("vision.live")
+    seq = importlib.import_module("vision.synth.sequence").demo_sequence(7)
     from calibration.table import calibrate_table
 
     frames = tmp_path / "frames"
@@ -236,7 +238,7 @@ def test_a_refused_source_writes_nothing(tmp_path, capsys):
 
 
 def test_a_damaged_game_book_stops_serve_with_one_line(tmp_path, capsys):
-    pytest.importorskip("webui.book")
+    importlib.import_module("webui.book")
     data = tmp_path / "data"
     data.mkdir()
     (data / "book.sqlite").write_bytes(b"this is not a game book" * 100)
