@@ -113,10 +113,8 @@ def _size_of(d, diameters: tuple[float, float, float]) -> str:
 
 
 def _pins(scene: Scene) -> set[tuple[str, str]] | None:
-    try:
-        from rules.diskwars.report import build_report
-    except ImportError:
-        return None
+    from rules.diskwars.report import build_report
+
     rep = build_report(scene)
     return {(p.pinner, p.pinned) for p in rep.pins}
 
@@ -196,11 +194,9 @@ def folder_calibration(folder: Path, frames: list[Path], mode: str, intrinsics_m
     exact = truth_calibration(cam, diameters)
     if mode == "truth":
         return exact, "camera truth"
-    try:
-        from calibration.camera import CameraIntrinsics
-        from calibration.table import calibrate_table
-    except ImportError:
-        return exact, "camera truth (calibration package not available)"
+    from calibration.camera import CameraIntrinsics
+    from calibration.table import calibrate_table
+
     intr = CameraIntrinsics.from_json(json.loads((folder / "camera_truth.json").read_text())["intrinsics"])
     how = "markers, true lens"
     if intrinsics_mode == "boards":

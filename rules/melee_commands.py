@@ -54,9 +54,5 @@ def melee(args: argparse.Namespace) -> int:
     catalog = load_catalogs(getattr(args, "catalog", []) or [])
     settings = MeleeSettings(default_target=getattr(args, "default_target", "likely_wound"),
                              retarget_removed_target=not getattr(args, "keep_declared_targets", False))
-    try:
-        import rules.diskwars.report  # noqa: F401
-    except ImportError:
-        raise InputError("the rules report (rules.diskwars.report) is not available in this installation") from None
     print(dump_json(melee_json(scene, catalog=catalog, settings=settings)))
     return 0

@@ -92,8 +92,6 @@ class Companion:
             try:
                 report = self._report_builder(scene)
                 report_json = report.to_json()
-            except ImportError as exc:
-                error = f"the rules layer is not available: {exc}"
             except InputError as exc:
                 error = f"the rules cannot judge this scene: {exc}"
             except Exception as exc:  # a fault in the rules must not take the table page down with it
@@ -463,20 +461,14 @@ def _preload_rules() -> None:
     import importlib
 
     for name in ("rules.diskwars", "rules.diskwars.report", "rules.melee_commands"):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
+        importlib.import_module(name)
 
 
 def _register_book(app: Flask, data_dir: Path) -> None:
-    """The melee book's blueprint (webui/book_api.py) with its GameBook, when that part is installed."""
-    try:
-        from webui.book import GameBook
-        from webui.book_api import blueprint
-    except ImportError:
-        app.extensions["tablesight.book"] = None
-        return
+    """The melee book's blueprint (webui/book_api.py) with its GameBook."""
+    from webui.book import GameBook
+    from webui.book_api import blueprint
+
     app.extensions["tablesight.book"] = GameBook(data_dir / "book.sqlite")
     app.register_blueprint(blueprint)
 

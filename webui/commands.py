@@ -63,12 +63,10 @@ def _live_feed(source_kind: str, source_arg: Any, calibration_path: Path | None,
             f"a {source_kind} source needs a table calibration: run 'tablesight calibrate FRAME.jpg -o table.json' "
             "and pass --calibration table.json (or put table.json in the data directory)"
         )
-    try:
-        from vision.live import LiveTable
-        from vision import sources
-        from calibration.table import TableCalibration
-    except ImportError as exc:
-        raise InputError(f"a {source_kind} source needs the vision pipeline, which is not installed here ({exc})") from None
+    from calibration.table import TableCalibration
+    from vision import sources
+    from vision.live import LiveTable
+
     from webui.camera import CameraFeed
 
     calibration = TableCalibration.load(calibration_path)

@@ -151,10 +151,8 @@ FRAME_MARGIN_MM = 40.0
 
 
 def _default_sequence(seed: int) -> Iterable[DemoItem]:
-    try:
-        from vision.synth.sequence import demo_sequence
-    except ImportError as exc:
-        raise InputError(f"the demo table needs the synthetic renderer (vision.synth.sequence): {exc}") from None
+    from vision.synth.sequence import demo_sequence
+
     return demo_sequence(seed)
 
 

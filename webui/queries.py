@@ -40,10 +40,8 @@ def _deviation(scene: Scene, report: Any, disk_id: str) -> tuple[list[dict[str, 
             cands = dev.candidates
             break
     if cands is None:
-        try:
-            from rules.diskwars import deviation_candidates
-        except ImportError as exc:
-            return None, f"deviation is not available ({exc})"
+        from rules.diskwars import deviation_candidates
+
         try:
             cands = deviation_candidates(scene, disk_id, report=report)
         except InputError as exc:
