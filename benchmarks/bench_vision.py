@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_vision.py --out benchmarks/results/vision_bench.md
     .venv/bin/python benchmarks/bench_vision.py --speed-seeds 3 --clip-seeds 2 --tier standard
+    .venv/bin/python benchmarks/bench_vision.py --speed-seeds 0 --clip-seeds 0 --cover-seeds 20
 
 Speed (OpenCV on one thread, exact calibration from the camera truth, 1080p):
 - per-frame processing of `detect_frame` on `standard` tables with 40 disks, against the plain HoughCircles
@@ -12,6 +13,10 @@ History (game-like clips, `vision.synth.sequence`): at the last frame of every s
 detection is seeded by the previous stable scene and passed through the tracker, as the live table does; scored
 with the evaluation harness's matching: recall of 25-50 % visible disks, stacking order of overlapping pairs and
 whether the pin set is exact, with history and from the single frame alone.
+Partly covered disks (cover clips, `vision.synth.sequence.build_cover_script`): the same play and scoring on clips
+where, one move at a time, a disk is put on another so that the lower one stays 25-50 % visible; this is where the
+target "25-50 % visible: recall >= 90 % with history" is measured (the game-like clips have next to no such disks
+at their stable moments).
 """
 
 from __future__ import annotations
@@ -87,7 +92,9 @@ def speed(seeds, disks: int, log) -> dict:
             "base_wall": base_wall, "fast": fast, "rectify": rect_ms}
 
 
-def history(seeds, tier: str, log) -> dict:
+def history(seeds, tier: str, log, kind: str = "game") -> dict:
+    """Play clips of `kind` (`vision.synth.sequence.CLIP_KINDS`) through the pipeline with history and from the
+    single frame; tallies scored at the last frame of every stable moment."""
     from eval_vision import match, _pins, _visible
     from vision.detect import detect_frame, detect_rectified, sizes_for
     from vision.synth.sequence import Sequence
@@ -96,7 +103,7 @@ def history(seeds, tier: str, log) -> dict:
 
     tallies = {"history": _new_tally(), "single": _new_tally()}
     for seed in seeds:
-        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2)
+        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind=kind)
         cal = truth_calibration(seq.camera)
         sizes = sizes_for(cal)
         tracker = Tracker()
@@ -110,8 +117,8 @@ def history(seeds, tier: str, log) -> dict:
             _score(tallies["history"], truth, scene, match, _pins, _visible)
             _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, _pins, _visible)
         h = tallies["history"]
-        log(f"clip seed {seed}: {len(seq.stable_moments)} stable moments, pins exact "
-            f"{h['pins_exact']}/{h['moments']} so far")
+        log(f"{kind} clip seed {seed}: {len(seq.stable_moments)} stable moments, pins exact "
+            f"{h['pins_exact']}/{h['moments']}, 25-50 % visible found {h['partly_found']}/{h['partly']} so far")
     return tallies
 
 
@@ -162,7 +169,7 @@ def _rate(a: int, b: int) -> str:
     return f"{100.0 * a / b:.1f} % ({a}/{b})" if b else "n/a"
 
 
-def markdown(sp: dict | None, hist: dict | None, command: str, args) -> str:
+def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict | None = None) -> str:
     lines = ["# Vision benchmarks (speed, history)", "", f"Command: `{command}`", "",
              f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", ""]
     if sp:
@@ -183,20 +190,32 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args) -> str:
                   ""]
     if hist:
         lines += [f"## History (clips, tier {args.tier}, gate seeds " + ", ".join(map(str, args.clip_seed_list)) +
-                  "; last frame of each stable moment, exact calibration)", "",
-                  "| metric | with history (seeded + tracker) | single frame |", "|---|---|---|"]
-        h, s = hist["history"], hist["single"]
-        lines += [f"| recall >=50 % visible | {_rate(h['visible_found'], h['visible'])} | "
-                  f"{_rate(s['visible_found'], s['visible'])} |",
-                  f"| recall 25-50 % visible | {_rate(h['partly_found'], h['partly'])} | "
-                  f"{_rate(s['partly_found'], s['partly'])} |",
-                  f"| precision | {_rate(h['detections'] - h['false'], h['detections'])} | "
-                  f"{_rate(s['detections'] - s['false'], s['detections'])} |",
-                  f"| stacking order (overlapping pairs) | {_rate(h['order_ok'], h['order_n'])} | "
-                  f"{_rate(s['order_ok'], s['order_n'])} |",
-                  f"| pin set exact (stable moments) | {_rate(h['pins_exact'], h['moments'])} | "
-                  f"{_rate(s['pins_exact'], s['moments'])} |", ""]
+                  "; last frame of each stable moment, exact calibration)", ""] + _history_table(hist)
+    if cover:
+        lines += [f"## History on partly covered disks (cover clips, tier {args.tier}, gate seeds " +
+                  ", ".join(map(str, args.cover_seed_list)) + "; last frame of each stable moment, exact "
+                  "calibration)", "",
+                  "Each clip: a still table, then (up to) 4 times a disk carried by hand onto another one so that "
+                  "the lower disk stays 25-50 % visible, each move followed by a still table "
+                  "(`vision.synth.sequence.build_cover_script`). A covered disk counts at every later stable "
+                  "moment too.", ""] + _history_table(cover)
     return "\n".join(lines)
+
+
+def _history_table(hist: dict) -> list[str]:
+    lines = ["| metric | with history (seeded + tracker) | single frame |", "|---|---|---|"]
+    h, s = hist["history"], hist["single"]
+    lines += [f"| recall >=50 % visible | {_rate(h['visible_found'], h['visible'])} | "
+              f"{_rate(s['visible_found'], s['visible'])} |",
+              f"| recall 25-50 % visible | {_rate(h['partly_found'], h['partly'])} | "
+              f"{_rate(s['partly_found'], s['partly'])} |",
+              f"| precision | {_rate(h['detections'] - h['false'], h['detections'])} | "
+              f"{_rate(s['detections'] - s['false'], s['detections'])} |",
+              f"| stacking order (overlapping pairs) | {_rate(h['order_ok'], h['order_n'])} | "
+              f"{_rate(s['order_ok'], s['order_n'])} |",
+              f"| pin set exact (stable moments) | {_rate(h['pins_exact'], h['moments'])} | "
+              f"{_rate(s['pins_exact'], s['moments'])} |", ""]
+    return lines
 
 
 def main(argv=None) -> int:
@@ -206,17 +225,21 @@ def main(argv=None) -> int:
     p.add_argument("--speed-seeds", type=int, default=3, help="gate seeds for the speed tables (default 3)")
     p.add_argument("--disks", type=int, default=40, help="disks per speed table (default 40)")
     p.add_argument("--clip-seeds", type=int, default=2, help="gate seeds for the history clips (default 2)")
+    p.add_argument("--cover-seeds", type=int, default=3,
+                   help="gate seeds for the cover clips: disks left 25-50 %% visible (default 3)")
     p.add_argument("--tier", default="standard", choices=["easy", "standard", "hard"])
     p.add_argument("--out", type=Path, help="write the markdown here")
     args = p.parse_args(argv)
     cv2.setNumThreads(1)
     args.speed_seed_list = list(GATE_SEEDS[: args.speed_seeds])
     args.clip_seed_list = list(GATE_SEEDS[-args.clip_seeds:]) if args.clip_seeds else []
+    args.cover_seed_list = list(GATE_SEEDS[: args.cover_seeds])
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     sp = speed(args.speed_seed_list, args.disks, log) if args.speed_seeds else None
     hist = history(args.clip_seed_list, args.tier, log) if args.clip_seeds else None
+    cover = history(args.cover_seed_list, args.tier, log, kind="cover") if args.cover_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = markdown(sp, hist, command.strip(), args)
+    text = markdown(sp, hist, command.strip(), args, cover)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")
     print(text)
