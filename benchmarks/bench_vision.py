@@ -108,14 +108,16 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
         sizes = sizes_for(cal)
         tracker = Tracker()
         previous = None
+        seen: set[str] = set()  # disks >= 50 % visible at an earlier stable moment: what history can know of
         for first, last in seq.stable_moments:
             img, truth, _ = seq[last]
             rect = cal.rectify(img)
             scene = detect_rectified(rect, cal, sizes, previous)
             scene = tracker.update(scene)
             previous = scene
-            _score(tallies["history"], truth, scene, match, _pins, _visible)
-            _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, _pins, _visible)
+            _score(tallies["history"], truth, scene, match, _pins, _visible, seen)
+            _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, _pins, _visible, seen)
+            seen |= {d.id for d in truth.disks if _visible(d) >= 0.5 and not d.extra.get("held")}
         h = tallies["history"]
         log(f"{kind} clip seed {seed}: {len(seq.stable_moments)} stable moments, pins exact "
             f"{h['pins_exact']}/{h['moments']}, 25-50 % visible found {h['partly_found']}/{h['partly']} so far")
@@ -124,10 +126,11 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
 
 def _new_tally() -> dict:
     return {"partly": 0, "partly_found": 0, "visible": 0, "visible_found": 0, "order_n": 0, "order_ok": 0,
-            "moments": 0, "pins_exact": 0, "detections": 0, "false": 0}
+            "moments": 0, "pins_exact": 0, "detections": 0, "false": 0, "partly_seen": 0, "partly_seen_found": 0}
 
 
-def _score(t: dict, truth: Scene, detected: Scene, match, pins_of, visible_of) -> None:
+def _score(t: dict, truth: Scene, detected: Scene, match, pins_of, visible_of, seen: set[str] = frozenset()
+           ) -> None:
     truth = replace(truth, disks=tuple(d for d in truth.disks if not d.extra.get("held")))
     m = match(truth, detected)
     inv = {tid: did for did, tid in m.items()}
@@ -138,6 +141,9 @@ def _score(t: dict, truth: Scene, detected: Scene, match, pins_of, visible_of) -
             continue
         t[c] += 1
         t[c + "_found"] += int(tid in inv)
+        if c == "partly" and tid in seen:
+            t["partly_seen"] += 1
+            t["partly_seen_found"] += int(tid in inv)
     for d in detected.disks:
         tid = m.get(d.id)
         if tid is not None and cls[tid] == "dontcare":
@@ -209,6 +215,12 @@ def _history_table(hist: dict) -> list[str]:
               f"{_rate(s['visible_found'], s['visible'])} |",
               f"| recall 25-50 % visible | {_rate(h['partly_found'], h['partly'])} | "
               f"{_rate(s['partly_found'], s['partly'])} |",
+              f"| - of which seen >= 50 % visible at an earlier stable moment | "
+              f"{_rate(h['partly_seen_found'], h['partly_seen'])} | "
+              f"{_rate(s['partly_seen_found'], s['partly_seen'])} |",
+              f"| - never seen >= 50 % visible before | "
+              f"{_rate(h['partly_found'] - h['partly_seen_found'], h['partly'] - h['partly_seen'])} | "
+              f"{_rate(s['partly_found'] - s['partly_seen_found'], s['partly'] - s['partly_seen'])} |",
               f"| precision | {_rate(h['detections'] - h['false'], h['detections'])} | "
               f"{_rate(s['detections'] - s['false'], s['detections'])} |",
               f"| stacking order (overlapping pairs) | {_rate(h['order_ok'], h['order_n'])} | "
