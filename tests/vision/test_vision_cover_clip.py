@@ -106,3 +106,19 @@ def test_vision_cover_clip_rendered_truth_has_partly_visible_disks():
         assert len(partly) == k, (k, {i: vis[i] for i in covered})
         assert set(seen) <= partly
         seen = sorted(partly)
+
+
+@pytest.mark.slow
+def test_vision_cover_clip_written_as_a_folder(tmp_path):
+    """`write_sequence(kind="cover")` writes the cover clip: its frames' truth carries the covered disks."""
+    import json
+
+    from vision.synth.sequence import write_sequence
+
+    seed = TEST_SEEDS[7]
+    manifest = write_sequence(tmp_path, seed, resolution="720p", boards=0, kind="cover")
+    assert len(manifest["frames"]) == len(build_cover_script(seed))
+    assert [list(m) for m in Sequence(seed, kind="cover").stable_moments] == manifest["stable_moments"]
+    last = json.loads((tmp_path / manifest["frames"][-1]["scene"]).read_text())
+    partly = [d for d in last["disks"] if 0.25 <= d["visible_fraction"] < 0.5]
+    assert len(partly) >= 4

@@ -471,15 +471,16 @@ def demo_sequence(seed: int = 7, tier: str = "standard", resolution: str = "720p
 
 
 def write_sequence(out: str | Path, seed: int, tier: str = "standard", resolution: str = "1080p",
-                   diameters_mm=None, boards: int = 12) -> dict:
-    """`tablesight synth --video`: the clip as frames + ground truth + a video file, and the manifest."""
+                   diameters_mm=None, boards: int = 12, kind: str = "game") -> dict:
+    """`tablesight synth --video`: the clip (of `kind`, see CLIP_KINDS) as frames + ground truth + a video file, and
+    the manifest."""
     from tablesight.formats import dump_json
     from tablesight.scene import SIZE_CLASSES
     from vision.synth.writer import MANIFEST_FORMAT, camera_truth_doc, setup_default_diameters, write_boards
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    seq = Sequence(seed, tier=tier, resolution=resolution, diameters_mm=diameters_mm, cache_frames=1)
+    seq = Sequence(seed, tier=tier, resolution=resolution, diameters_mm=diameters_mm, cache_frames=1, kind=kind)
     (out / "camera_truth.json").write_text(dump_json(camera_truth_doc(seq.camera)) + "\n", encoding="utf-8")
     w, h = seq.camera.image_size
     video_name = "clip.mp4"
