@@ -31,6 +31,7 @@ import numpy as np
 from tablesight.errors import InputError
 from tablesight.scene import SIZE_CLASSES, Disk, Scene
 from vision.sizes import DiskSizes
+from vision.verifier import RimVerifier, disk_features, load_verifier
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class DetectorConfig:
     screen_rays: int = 48                # rim samples per candidate (coarse check and acceptance)
     canny_low: float = 30.0              # half-resolution colour Canny thresholds (candidate votes)
     canny_high: float = 70.0
+    vote_printed_ring: bool = True        # the border ring's printed inner line votes for the centre too
     vote_min: float = 0.28               # accumulator peak, as a fraction of the rim, to become a candidate
     max_candidates_per_size: int = 120
     blob_colour_distance: float = 22.0   # Lab distance from the felt for the colour-blob candidates (0: off)
@@ -68,6 +70,10 @@ class DetectorConfig:
     ring_uniform_on_top: float = 0.55
     ring_depth_mm: float = 2.5           # where the border ring is sampled, inside the rim
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
+    use_verifier: bool = True            # accept by the learned rim verifier (vision.verifier), else by thresholds
+    history_score_factor: float = 0.6    # a disk the previous scene had here needs this share of the score
+    accept_geometric: float = 0.85       # rim fraction that accepts a clean circle without the verifier (1: never)
+    geometric_residual_px: float = 0.8   # ... when its rim points lie this close to the circle (RMS)
 
     def __post_init__(self) -> None:
         if not 24 <= self.rays <= 720:
@@ -196,8 +202,12 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     kernel = np.ones((5, 5), np.uint8)
     for si, r in enumerate(radii_px):
         rh = r * 0.5
-        vx = np.concatenate([xsf + rh * ux, xsf - rh * ux])
-        vy = np.concatenate([ysf + rh * uy, ysf - rh * uy])
+        # The rim votes at the radius; the printed inner line of the border ring votes at its own radius for the
+        # same centre, so a disk whose ring barely differs from the felt still peaks.
+        reach = [rh] + ([rh * cfg.printed_ring_ratio] if cfg.printed_ring_ratio > 0 and cfg.vote_printed_ring
+                        else [])
+        vx = np.concatenate([xsf + d * ux for d in reach] + [xsf - d * ux for d in reach])
+        vy = np.concatenate([ysf + d * uy for d in reach] + [ysf - d * uy for d in reach])
         ix = np.rint(vx).astype(np.int64)
         iy = np.rint(vy).astype(np.int64)
         ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
@@ -446,6 +456,7 @@ class _Verified:
     seed_id: list = field(default_factory=list)
     seed_z: list = field(default_factory=list)
     shadow: Shadow | None = None
+    tensor: np.ndarray | None = None   # the half-resolution gradient structure tensor the fits were checked with
 
 
 @dataclass(frozen=True)
@@ -827,6 +838,63 @@ def _accept(v: _Verified, cfg: DetectorConfig) -> list[int]:
     return accepted
 
 
+def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm: float, cfg: DetectorConfig
+                     ) -> tuple[list[int], np.ndarray]:
+    """Greedy acceptance by the rim verifier's disk score, with explanation-away.
+
+    The best-scoring candidate is accepted first; then the candidates near it are scored again knowing it: their
+    rays under it may be hidden (not counted against them), their rim points on its rim are its, not theirs, and a
+    circle centred in it is more likely its printed ring. Returns the accepted rows and their scores."""
+    M, K = v.support.shape
+    angles = np.arange(K) * (2.0 * math.pi / K)
+    p = verifier.ray_scores(img, v.cx, v.cy, v.r, v.size_idx, angles, ppm)
+    fit = fit_measures(v)
+    seeded = np.array([s is not None for s in v.seed_id], bool)
+    # A disk the previous scene had here needs less evidence: it is known to be there unless shown otherwise.
+    need = np.where(seeded, cfg.history_score_factor * verifier.threshold, verifier.threshold)
+    covered = np.zeros((M, K), bool)
+    explained = np.zeros((M, K), bool)
+    depth, conc = np.zeros(M), np.ones(M)
+    score = verifier.disk(disk_features(p, covered, explained, v.size_idx, fit, depth, conc))
+    alive = np.ones(M, bool)
+    accepted: list[int] = []
+    acc_score: list[float] = []
+    while True:
+        cand = np.nonzero(alive & (score >= need))[0]
+        if not len(cand):
+            break
+        i = int(cand[np.argmax(score[cand] + 0.05 * seeded[cand])])
+        accepted.append(i)
+        acc_score.append(float(score[i]))
+        alive[i] = False
+        dist = np.hypot(v.cx - v.cx[i], v.cy - v.cy[i])
+        # Copies of the same disk (another size class on the same rim, or the same class a little off) go.
+        alive &= ~((dist < 0.5 * v.r[i]) & ((v.size_idx == v.size_idx[i]) | (np.abs(v.r - v.r[i]) < 4.0)))
+        near = np.nonzero(alive & (dist < v.r + v.r[i]))[0]
+        if not len(near):
+            continue
+        covered[near] |= np.hypot(v.nx[near] - v.cx[i], v.ny[near] - v.cy[i]) < v.r[i] - 1.5
+        explained[near] |= np.abs(np.hypot(v.ex[near] - v.cx[i], v.ey[near] - v.cy[i]) - v.r[i]) <= cfg.explain_px
+        acc = np.array(accepted)
+        depth[near], conc[near] = placement_measures(v.cx[near], v.cy[near], v.r[near], v.cx[acc], v.cy[acc],
+                                                     v.r[acc], np.ones((len(near), len(acc)), bool))
+        score[near] = verifier.disk(disk_features(p[near], covered[near], explained[near], v.size_idx[near],
+                                                  fit[near], depth[near], conc[near]))
+    # A clean circle of a class radius, seen nearly all round, is a disk whatever is printed on it: the verifier
+    # knows the prints it was trained on, the geometry holds for any.
+    if cfg.accept_geometric < 1.0:
+        for i in _drop_printed_rings(img, v, _accept(v, cfg), cfg):
+            if i in accepted or fit[i, 0] < cfg.accept_geometric or v.residual[i] > cfg.geometric_residual_px:
+                continue
+            acc = np.array(accepted, np.int64)
+            if len(acc) and np.any(np.hypot(v.cx[acc] - v.cx[i], v.cy[acc] - v.cy[i]) < 0.5 * np.maximum(
+                    v.r[acc], v.r[i])):
+                continue
+            accepted.append(int(i))
+            acc_score.append(float(max(score[i], verifier.threshold)))
+    return accepted, np.array(acc_score)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 
 
@@ -868,15 +936,13 @@ def _confidence(rim: float, consistency: float, residual: float, ring_uniform: f
     return float(min(0.999, max(0.05, conf)))
 
 
-def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
-                 seeds: Sequence[tuple[float, float, str, str, int]] = (),
-                 config: DetectorConfig = DEFAULT_CONFIG,
-                 battlefield_px: tuple[float, float, float, float] | None = None) -> list[DiskFit]:
-    """Disks in a rectified BGR image. `seeds`: (cx_px, cy_px, size, id, z) from the previous scene.
-    `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (a disk hanging
-    over an edge), never in the corner squares beyond two edges, where the marker tiles lie."""
-    cfg = config
+def _candidate_fits(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float,
+                    seeds: Sequence[tuple[float, float, str, str, int]], cfg: DetectorConfig,
+                    battlefield_px: tuple[float, float, float, float] | None) -> tuple[_Verified | None, np.ndarray]:
+    """Steps 1 and 2: candidates (votes, colour blobs, history seeds) fitted to their rims; and the image they were
+    measured in (blurred, float32)."""
     blur = cv2.GaussianBlur(rect, (5, 5), 1.0)
+    img = blur.astype(np.float32)
     radii = np.array([sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES], dtype=np.float64)
     vx, vy, vs, tensor = _vote_candidates(blur, radii, cfg)
     if cfg.blob_colour_distance > 0:
@@ -900,18 +966,75 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
         seed_id += [s[3] for s in seeds]
         seed_z += [s[4] for s in seeds]
     if len(vx) == 0:
-        return []
-    img = blur.astype(np.float32)
+        return None, img
     v = _verify(img, _Candidates(vx, vy, vs, seed_id, seed_z), radii, cfg, cfg.screen_rays, px_per_mm_, tensor)
+    v.tensor = tensor
     if len(v.cx) == 0:
-        return []
+        return None, img
     if battlefield_px is not None:
         x0, y0, x1, y1 = battlefield_px
         out_x = (v.cx < x0) | (v.cx > x1)
         out_y = (v.cy < y0) | (v.cy > y1)
         v.support[out_x & out_y] = False
-    accepted = _accept(v, cfg)
-    accepted = _drop_printed_rings(img, v, accepted, cfg)
+    return v, img
+
+
+def battlefield_px(calibration: Any) -> tuple[float, float, float, float]:
+    """The battlefield's (x0, y0, x1, y1) in rectified px."""
+    ppm = px_per_mm(calibration)
+    ox, oy = getattr(calibration, "rectified_origin_mm", (-40.0, -40.0))
+    bw, bh = getattr(calibration, "battlefield_mm", (900.0, 900.0))
+    return (-ox * ppm, -oy * ppm, (bw - ox) * ppm, (bh - oy) * ppm)
+
+
+def candidate_fits(rect: np.ndarray, calibration: Any, sizes: DiskSizes, config: DetectorConfig = DEFAULT_CONFIG
+                   ) -> tuple[_Verified, np.ndarray]:
+    """The fitted candidates of a rectified frame, before acceptance (what the rim verifier is trained on)."""
+    v, img = _candidate_fits(rect, sizes, px_per_mm(calibration), (), config, battlefield_px(calibration))
+    if v is None:
+        raise InputError("no disk candidates in this frame")
+    return v, img
+
+
+def fit_measures(v: _Verified) -> np.ndarray:
+    """(M, 6) the fit's own measures, as the rim verifier's disk network takes them."""
+    return np.stack([v.support.mean(1), v.residual, v.ring_uniform, v.steps, v.alignment, v.r - v.r_class], axis=1)
+
+
+def placement_measures(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, ox: np.ndarray, oy: np.ndarray,
+                       orad: np.ndarray, pair_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How each circle sits in the other (accepted) disks where `pair_mask` (M, N) allows: the depth of its centre
+    inside one, as a share of its own radius (0 when in none), and its centre's distance from the centre of a
+    larger one containing it, as a share of that one's radius (1 when in none): a printed ring is centred."""
+    if len(ox) == 0:
+        return np.zeros(len(cx)), np.ones(len(cx))
+    d = np.hypot(cx[:, None] - ox[None, :], cy[:, None] - oy[None, :])
+    depth = np.where(pair_mask, (orad[None, :] - d) / np.maximum(r[:, None], 1e-6), 0.0)
+    larger = pair_mask & (orad[None, :] > r[:, None] + 1.0) & (d < orad[None, :])
+    conc = np.where(larger, d / np.maximum(orad[None, :], 1e-6), 1.0)
+    return np.clip(depth.max(1), 0.0, None), conc.min(1)
+
+
+def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
+                 seeds: Sequence[tuple[float, float, str, str, int]] = (),
+                 config: DetectorConfig = DEFAULT_CONFIG,
+                 battlefield_px: tuple[float, float, float, float] | None = None) -> list[DiskFit]:
+    """Disks in a rectified BGR image. `seeds`: (cx_px, cy_px, size, id, z) from the previous scene.
+    `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (a disk hanging
+    over an edge), never in the corner squares beyond two edges, where the marker tiles lie."""
+    cfg = config
+    v, img = _candidate_fits(rect, sizes, px_per_mm_, seeds, cfg, battlefield_px)
+    if v is None:
+        return []
+    tensor = v.tensor
+    verifier = load_verifier() if cfg.use_verifier else None
+    if verifier is not None:
+        accepted, scores = _accept_verified(v, img, verifier, px_per_mm_, cfg)
+        score_of = dict(zip(accepted, scores))
+    else:
+        accepted = _accept(v, cfg)
+        accepted = _drop_printed_rings(img, v, accepted, cfg)
+        score_of = {}
     if not accepted:
         return []
     # Fine measurement of the accepted disks on all rays.
@@ -952,7 +1075,8 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
         fits.append(DiskFit(cx=float(cx[k]), cy=float(cy[k]), r_px=float(r[k]),
                             size=SIZE_CLASSES[int(v.size_idx[i])], rim_fraction=rim, open_consistency=cons,
                             residual_px=float(resid[k]), ring_bgr=(float(med[0]), float(med[1]), float(med[2])),
-                            confidence=_confidence(rim, cons, float(resid[k]), float(uniform[k]), seeded),
+                            confidence=(float(min(0.999, score_of[i])) if i in score_of else
+                                        _confidence(rim, cons, float(resid[k]), float(uniform[k]), seeded)),
                             seed_id=v.seed_id[i], seed_z=v.seed_z[i]))
     return fits
 
@@ -1034,11 +1158,8 @@ def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previ
     from vision.stacking import order_stacks
 
     ppm = px_per_mm(calibration)
-    ox, oy = getattr(calibration, "rectified_origin_mm", (-40.0, -40.0))
-    bw, bh = getattr(calibration, "battlefield_mm", (900.0, 900.0))
-    field = (-ox * ppm, -oy * ppm, (bw - ox) * ppm, (bh - oy) * ppm)
     fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config,
-                        battlefield_px=field)
+                        battlefield_px=battlefield_px(calibration))
     order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)
     # A weak new circle is more often art or texture than a disk (one the previous scene had here is kept);
     # the order is taken again without it, so no pair refers to a dropped disk.

@@ -9,7 +9,7 @@ import pytest
 
 from tablesight.cli import main
 from tablesight.scene import Scene
-from vision_tables import DrawnDisk, draw_table, identity_calibration
+from vision.synth.drawn import DrawnDisk, draw_table, identity_calibration
 
 DISKS = [DrawnDisk(200, 200, "small", 0, "red"), DrawnDisk(500, 400, "medium", 0, "blue"),
          DrawnDisk(520, 420, "small", 1, "red")]

@@ -11,7 +11,7 @@ from tablesight.errors import InputError
 from tablesight.scene import Scene
 from vision.detect import DetectorConfig, detect_frame
 from vision.sizes import DiskSizes
-from vision_tables import RADII, DrawnDisk, draw_table, identity_calibration, random_layout
+from vision.synth.drawn import RADII, DrawnDisk, draw_table, identity_calibration, random_layout
 
 
 def _match(truth, scene, tol=5.0):
@@ -124,7 +124,7 @@ def test_low_contrast_ring_is_judged_on_its_own_rim_contrast(monkeypatch):
     """Regression: a border ring only a little different from the felt (a green army on green felt) steps less
     than the fixed `edge_min` on most rays, so such disks were refused (4 of these 24 found); the rim threshold
     now follows the disk's own rim contrast."""
-    from vision_tables import RING_COLOURS
+    from vision.synth.drawn import RING_COLOURS
 
     monkeypatch.setitem(RING_COLOURS, "felt_green", (50, 130, 60))  # the felt is (40, 110, 50) plus noise
     found = n = 0

@@ -13,7 +13,7 @@ from vision.live import Health, LiveTable, PipelineConfig
 from vision.motion import MotionConfig
 from vision.sources import CallableSource
 from vision.tracker import Correction
-from vision_tables import DrawnDisk, draw_table, identity_calibration
+from vision.synth.drawn import DrawnDisk, draw_table, identity_calibration
 
 ONE = [DrawnDisk(300, 300, "medium", 0, "red")]
 TWO = ONE + [DrawnDisk(600, 500, "large", 0, "blue")]

@@ -6,7 +6,7 @@ import cv2
 import pytest
 
 from vision.motion import MotionConfig, MotionGate
-from vision_tables import DrawnDisk, draw_table
+from vision.synth.drawn import DrawnDisk, draw_table
 
 
 def _small(img):

@@ -9,7 +9,7 @@ from shapely.geometry import Polygon
 
 from tablesight.scene import Terrain
 from vision.terrain import TerrainConfig, capture_terrain, update_terrain
-from vision_tables import felt, identity_calibration
+from vision.synth.drawn import felt, identity_calibration
 
 PIECES = [
     [(100, 100), (300, 120), (280, 260), (120, 240)],            # a grey rocky plate

@@ -1,7 +1,9 @@
-"""Drawn rectified tables for the vision tests: felt, disks with art and border rings, stacks, clutter.
+"""Drawn rectified tables: felt, disks with a plain print (art inside a thin border ring), stacks, clutter.
 
-The images are already top-down at 1 px/mm (`identity_calibration()` passes them through unchanged), so the
-detector is tested apart from the camera.
+A second disk print beside the renderer's (`vision.synth.art`): the unit tests check the detector on it, and the
+rim verifier learns from both prints (on seeds of `DRAWN_TUNING_SEEDS` only), so that it knows a disk by more
+than one printing. The images are already top-down at 1 px/mm (`identity_calibration()` passes them through
+unchanged), so the detector is seen apart from the camera.
 """
 
 from __future__ import annotations
@@ -97,11 +99,12 @@ def draw_table(disks, seed=0, size=(980, 980), clutter=False, noise=3.0):
     return img
 
 
-def random_layout(seed, n=40, stacks=6):
-    """n disks without overlaps except `stacks` deliberate overlapping pairs/triples."""
+def random_layout(seed, n=40, stacks=6, rings=("red", "blue")):
+    """n disks without overlaps except `stacks` deliberate overlapping pairs/triples; ring colours drawn from the
+    first two of `rings`."""
     rng = np.random.default_rng(seed)
     sizes = ["small", "medium", "large"]
-    rings = list(RING_COLOURS)
+    rings = list(rings)
     disks: list[DrawnDisk] = []
     tries = 0
     while len(disks) < n - stacks and tries < 5000:
