@@ -185,7 +185,8 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
     lines = ["# Vision benchmarks (speed, history)", "", f"Command: `{command}`", "",
              f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", ""]
     if sp:
-        lines += ["## Speed (1080p, OpenCV and numpy's BLAS on one thread, gate seeds " + ", ".join(map(str, args.speed_seed_list)) +
+        lines += ["## Speed (1080p, OpenCV and numpy's BLAS on one thread, gate seeds "
+                  + ", ".join(map(str, args.speed_seed_list)) +
                   f", {args.disks}-disk standard tables)", "",
                   f"{sp['frames']} frames, disks per table: {sorted(set(sp['disks']))}", "",
                   "| measure | median ms | p95 ms |", "|---|---|---|",
