@@ -307,58 +307,82 @@ def _sample(img: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return out.reshape(rows * width, ch)[:n].reshape(*shape, ch).astype(np.float32, copy=False)
 
 
+def _median_rows(x: np.ndarray) -> np.ndarray:
+    """np.median(x, axis=1), by one partial sort (np.median's own overhead is most of its time on short rows)."""
+    n = x.shape[1]
+    if n == 0:
+        return np.full(x.shape[0], np.nan, x.dtype)
+    k = n // 2
+    if n % 2:
+        return np.partition(x, k, axis=1)[:, k]
+    part = np.partition(x, (k - 1, k), axis=1)
+    return (part[:, k - 1] + part[:, k]) / x.dtype.type(2)
+
+
 def _rim_points(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, angles: np.ndarray,
                 window: float, cfg: DetectorConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Edge radius (offset from r, px) and step strength on every ray; NaN where no clear edge within `window`.
 
     Colour profiles along each ray are sampled every 0.5 px; the colour step over 2 px is measured within
-    `window` of the circle.
+    `window` of the circle. Returns (offset (M, K), peak strength (M, K), profiles (M, K, D, channels)).
+
+    This runs on every candidate several times per frame: the work is done on (rays, samples) planes with OpenCV's
+    element-wise operations and row reductions, which are several times faster than numpy's reductions over a
+    short last axis.
     """
     b = max(1, int(round(cfg.step_px)))                         # half the step baseline, in 0.5 px samples
     half = int(math.ceil(window * 2.0)) + 2 * b                 # samples each side of the circle
     offsets = (np.arange(-half, half + 1, dtype=np.float32) * 0.5)
     mid = offsets[b:-b]
+    M, K, D1 = len(cx), len(angles), len(mid)
     ca, sa = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
     rr = r[:, None, None].astype(np.float32) + offsets[None, None, :]
     X = cx[:, None, None].astype(np.float32) + rr * ca[None, :, None]
     Y = cy[:, None, None].astype(np.float32) + rr * sa[None, :, None]
     prof = _sample(img, X, Y)                                   # (M, K, D, C)
-    step = prof[:, :, 2 * b:, :] - prof[:, :, :-2 * b, :]       # (M, K, D-2b, C), over `step_px` px
-    strength = np.sqrt(np.einsum("mkdc,mkdc->mkd", step, step)) * np.float32(1.0 / (b))  # colour units per px
+    N = M * K
+    if N == 0:
+        return np.full((M, K), np.nan), np.zeros((M, K)), prof
+    C = prof.shape[3]
+    P = prof.reshape(N, len(offsets), C)
+    step = cv2.subtract(P[:, 2 * b:], P[:, :-2 * b])            # (N, D1, C), over `step_px` px
+    strength = cv2.transform(cv2.multiply(step, step), np.ones((1, C), np.float32)).reshape(N, D1)
+    strength = cv2.sqrt(strength) * np.float32(1.0 / b)         # colour units per px
     # On each ray take the outermost clear local maximum of the colour step within the window (a step at least
     # half as strong as the strongest there): the silhouette against what lies around the disk. The printed
     # outline, the cut edge and the border ring's bevel give a second step just inside, which is not the rim.
-    inside = np.abs(mid) <= window
-    left = np.empty_like(strength)
-    left[..., 0] = -1.0
-    left[..., 1:] = strength[..., :-1]
-    right = np.empty_like(strength)
-    right[..., -1] = -1.0
-    right[..., :-1] = strength[..., 1:]
-    is_peak = (strength >= left) & (strength > right) & inside[None, None, :]
+    # The window's samples are columns lo..hi; the profile runs on past them, so every one has both neighbours.
+    cols = np.nonzero(np.abs(mid) <= window)[0]
+    lo, hi = int(cols[0]), int(cols[-1]) + 1
+    s_in = strength[:, lo:hi]
+    is_peak = (s_in >= strength[:, lo - 1:hi - 1]) & (s_in > strength[:, lo + 1:hi + 1])
     # A rim point needs a clear step, judged against this disk's own rim contrast: a green ring on green felt
     # steps far less than a white one, all round. The threshold is a share of the candidate's median strongest
     # step over its rays, between `edge_floor` and `edge_min`.
-    ray_best = np.where(is_peak, strength, np.float32(0.0)).max(axis=2)             # (M, K)
-    level = np.median(ray_best, axis=1)                                             # (M,)
-    thr = np.clip(cfg.edge_relative * level, min(cfg.edge_floor, cfg.edge_min), cfg.edge_min)
-    thr = thr.astype(np.float32)[:, None, None]
-    is_peak &= strength >= thr
-    s_masked = np.where(is_peak, strength, np.float32(0.0))
-    strongest = s_masked.max(axis=2, keepdims=True)
-    clear = is_peak & (s_masked >= 0.5 * strongest)
-    D1 = len(mid)
-    j = D1 - 1 - np.argmax(clear[..., ::-1], axis=2)            # (M, K): last clear peak
-    peak = np.take_along_axis(s_masked, j[..., None], axis=2)[..., 0]
+    s_masked = np.where(is_peak, s_in, np.float32(0.0))
+    ray_best = cv2.reduce(s_masked, 1, cv2.REDUCE_MAX).reshape(M, K)
+    level = _median_rows(ray_best)                                                  # (M,)
+    thr = np.clip(cfg.edge_relative * level, min(cfg.edge_floor, cfg.edge_min), cfg.edge_min).astype(np.float32)
+    thr_ray = np.repeat(thr, K)[:, None]                                            # (N, 1)
+    s_masked[s_masked < thr_ray] = 0.0
+    strongest = cv2.reduce(s_masked, 1, cv2.REDUCE_MAX)                              # (N, 1)
+    clear = (s_masked > 0.0) & (s_masked >= np.float32(0.5) * strongest)
+    # Last clear peak: the largest (column + 1) among the clear ones, 0 where there is none.
+    last = cv2.reduce(clear * np.arange(1, hi - lo + 1, dtype=np.float32), 1, cv2.REDUCE_MAX)[:, 0]
+    found = np.nonzero(last > 0)[0]
+    j = last[found].astype(np.int64) - 1 + lo                                       # column in `strength`
+    peak_f = strength[found, j]
     # Sub-pixel: centroid of the step strength above half the peak within +-1 px of it. A step edge gives its
     # own peak; a thin dark outline (two opposite steps) gives the line's middle.
-    idx = np.clip(j[..., None] + np.arange(-2, 3)[None, None, :], 0, D1 - 1)
-    sw = np.take_along_axis(strength, idx, axis=2)
-    wgt = np.clip(sw - 0.5 * peak[..., None], 0.0, None)
-    pos = mid[idx]
-    offset = (wgt * pos).sum(2) / np.maximum(wgt.sum(2), 1e-6)
-    offset = np.where(peak >= thr[..., 0], offset, np.nan)
-    return offset.astype(np.float64), peak.astype(np.float64), prof
+    idx = np.clip(j[:, None] + np.arange(-2, 3)[None, :], 0, D1 - 1)
+    sw = strength[found[:, None], idx]
+    wgt = np.clip(sw - np.float32(0.5) * peak_f[:, None], 0.0, None)
+    off_f = (wgt * mid[idx]).sum(1) / np.maximum(wgt.sum(1), 1e-6)
+    offset = np.full(N, np.nan)
+    peak = np.zeros(N)
+    offset[found] = off_f
+    peak[found] = peak_f
+    return offset.reshape(M, K), peak.reshape(M, K), prof
 
 
 def _fit_centres(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, offset: np.ndarray, angles: np.ndarray,
