@@ -18,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from tablesight.scene import SIZE_CLASSES
 from vision.detect import DEFAULT_CONFIG, DetectorConfig, DiskFit, _rim_points, _sample
 
 
@@ -63,13 +64,17 @@ def overlapping(a: DiskFit, b: DiskFit, margin_px: float = 0.5) -> bool:
 
 
 def _lens_scores(img: np.ndarray, fits: Sequence[DiskFit], i: int, j: int, K: int,
-                 cfg: DetectorConfig, scfg: StackingConfig, ppm: float) -> tuple[float, int]:
-    """How visible disk i's rim is where it runs inside disk j (and outside every other disk)."""
+                 cfg: DetectorConfig, scfg: StackingConfig, ppm: float, rim_p: np.ndarray | None = None
+                 ) -> tuple[float, int]:
+    """How visible disk i's rim is where it runs inside disk j (and outside every other disk): the rim verifier's
+    mean ray score there when `rim_p` (n, K) holds every fit's ray scores, else the share of rays with a rim edge
+    and the disk's border ring just inside it."""
     a, b = fits[i], fits[j]
     ang = np.arange(K) * (2.0 * math.pi / K)
     px = a.cx + a.r_px * np.cos(ang)
     py = a.cy + a.r_px * np.sin(ang)
-    sel = np.hypot(px - b.cx, py - b.cy) < b.r_px - 2.0
+    # The ray network reads a rim hidden from 1 px under the other disk (as it was taught); edges need 2 px.
+    sel = np.hypot(px - b.cx, py - b.cy) < b.r_px - (1.0 if rim_p is not None else 2.0)
     for k, f in enumerate(fits):
         if k not in (i, j):
             sel &= np.hypot(px - f.cx, py - f.cy) > f.r_px + 2.0
@@ -77,6 +82,10 @@ def _lens_scores(img: np.ndarray, fits: Sequence[DiskFit], i: int, j: int, K: in
     if n == 0:
         return 0.0, 0
     angles = ang[sel]
+    if rim_p is not None:
+        # The rim verifier's ray network was taught exactly this: does the disk's rim show on this ray, or does
+        # something lying on it hide it?
+        return float(rim_p[i][sel].mean()), n
     off, _, _ = _rim_points(img, np.array([a.cx]), np.array([a.cy]), np.array([a.r_px]), angles, 2.0, cfg)
     edge = np.isfinite(off[0]) & (np.abs(np.nan_to_num(off[0], nan=9.0)) <= cfg.rim_tolerance_px + 0.3)
     depth = cfg.ring_depth_mm * ppm
@@ -110,54 +119,60 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
     K = detector.rays
     decided: list[PairEvidence] = []
     weak: list[PairEvidence] = []
-    for i in range(n):
-        for j in range(i + 1, n):
-            a, b = fits[i], fits[j]
-            if not overlapping(a, b):
-                continue
-            si, ni = _lens_scores(img, fits, i, j, K, detector, config, px_per_mm_)
-            sj, nj = _lens_scores(img, fits, j, i, K, detector, config, px_per_mm_)
-            frame = None  # +1: i above j
-            diff = 0.0
-            if ni >= config.min_samples and nj >= config.min_samples:
-                diff = si - sj
-            elif ni >= config.min_samples:
-                diff = si - 0.5  # only i's arc is readable: compare it with an even chance
-            elif nj >= config.min_samples:
-                diff = 0.5 - sj
-            if abs(diff) >= config.clear_margin:
-                frame = 1 if diff > 0 else -1
-            hist = None
-            hsource = None
-            if a.seed_z is not None and b.seed_z is not None and a.seed_z != b.seed_z:
-                hist = 1 if a.seed_z > b.seed_z else -1
-                hsource = "history"
-            elif (a.seed_id is None) != (b.seed_id is None):
-                # The new disk arrived onto the resting one: it is above it.
-                hist = 1 if a.seed_id is None else -1
-                hsource = "arrival"
-            if frame is not None and (hist is None or hist == frame):
-                up, lo = (i, j) if frame > 0 else (j, i)
-                src = "rim" if hist is None else f"rim+{hsource}"
-                decided.append(PairEvidence(up, lo, min(1.0, abs(diff) + (0.3 if hist else 0.0)), src, False))
-            elif frame is not None and abs(diff) >= config.strong_margin:
-                up, lo = (i, j) if frame > 0 else (j, i)
-                decided.append(PairEvidence(up, lo, abs(diff), "rim", False))
-            elif frame is not None:
-                # A clear reading against history: keep history's order, say it is uncertain.
-                up, lo = (i, j) if hist > 0 else (j, i)
-                decided.append(PairEvidence(up, lo, 0.2, hsource, True))
-            elif hist is not None:
-                up, lo = (i, j) if hist > 0 else (j, i)
-                decided.append(PairEvidence(up, lo, 0.4, hsource, False))
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if overlapping(fits[i], fits[j])]
+    rim_p = None
+    if pairs and detector.use_verifier:
+        from vision.verifier import load_verifier
+
+        ang = np.arange(K) * (2.0 * math.pi / K)
+        rim_p = load_verifier().ray_scores(img, np.array([f.cx for f in fits]), np.array([f.cy for f in fits]),
+                                           np.array([f.r_px for f in fits]),
+                                           np.array([SIZE_CLASSES.index(f.size) for f in fits]), ang, px_per_mm_)
+    for i, j in pairs:
+        a, b = fits[i], fits[j]
+        si, ni = _lens_scores(img, fits, i, j, K, detector, config, px_per_mm_, rim_p)
+        sj, nj = _lens_scores(img, fits, j, i, K, detector, config, px_per_mm_, rim_p)
+        frame = None  # +1: i above j
+        diff = 0.0
+        if ni >= config.min_samples and nj >= config.min_samples:
+            diff = si - sj
+        elif ni >= config.min_samples:
+            diff = si - 0.5  # only i's arc is readable: compare it with an even chance
+        elif nj >= config.min_samples:
+            diff = 0.5 - sj
+        if abs(diff) >= config.clear_margin:
+            frame = 1 if diff > 0 else -1
+        hist = None
+        hsource = None
+        if a.seed_z is not None and b.seed_z is not None and a.seed_z != b.seed_z:
+            hist = 1 if a.seed_z > b.seed_z else -1
+            hsource = "history"
+        elif (a.seed_id is None) != (b.seed_id is None):
+            # The new disk arrived onto the resting one: it is above it.
+            hist = 1 if a.seed_id is None else -1
+            hsource = "arrival"
+        if frame is not None and (hist is None or hist == frame):
+            up, lo = (i, j) if frame > 0 else (j, i)
+            src = "rim" if hist is None else f"rim+{hsource}"
+            decided.append(PairEvidence(up, lo, min(1.0, abs(diff) + (0.3 if hist else 0.0)), src, False))
+        elif frame is not None and abs(diff) >= config.strong_margin:
+            up, lo = (i, j) if frame > 0 else (j, i)
+            decided.append(PairEvidence(up, lo, abs(diff), "rim", False))
+        elif frame is not None:
+            # A clear reading against history: keep history's order, say it is uncertain.
+            up, lo = (i, j) if hist > 0 else (j, i)
+            decided.append(PairEvidence(up, lo, 0.2, hsource, True))
+        elif hist is not None:
+            up, lo = (i, j) if hist > 0 else (j, i)
+            decided.append(PairEvidence(up, lo, 0.4, hsource, False))
+        else:
+            # Nothing clear: the disk with more of its rim visible is more likely on top; say so.
+            if abs(diff) > 1e-9:
+                up_first = diff > 0
             else:
-                # Nothing clear: the disk with more of its rim visible is more likely on top; say so.
-                if abs(diff) > 1e-9:
-                    up_first = diff > 0
-                else:
-                    up_first = a.rim_fraction >= b.rim_fraction
-                up, lo = (i, j) if up_first else (j, i)
-                weak.append(PairEvidence(up, lo, 0.05, "guess", True))
+                up_first = a.rim_fraction >= b.rim_fraction
+            up, lo = (i, j) if up_first else (j, i)
+            weak.append(PairEvidence(up, lo, 0.05, "guess", True))
 
     # Break cycles among the decided pairs at their weakest pair.
     adj: dict[int, set[int]] = {}
