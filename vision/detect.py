@@ -212,10 +212,15 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
         iy = np.rint(vy).astype(np.int64)
         ok = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
         acc = np.bincount(iy[ok] * w + ix[ok], minlength=h * w).astype(np.float32).reshape(h, w)
-        # Votes of one rim spread over a few pixels (rounding, gradient noise): score the 3x3 sum.
-        acc = cv2.boxFilter(acc, -1, (3, 3), normalize=False) / (2.0 * math.pi * rh)
-        peaks = (acc >= cv2.dilate(acc, kernel)) & (acc >= cfg.vote_min)
-        py, px = np.nonzero(peaks)
+        # Votes of one rim spread over a few pixels (rounding, gradient noise): score the 3x3 sum, as a share of
+        # the rim's length (`vote_min`, compared with the unscaled sum).
+        acc = cv2.boxFilter(acc, -1, (3, 3), normalize=False)
+        peaks = (acc >= np.float32(cfg.vote_min * 2.0 * math.pi * rh)) & (acc >= cv2.dilate(acc, kernel))
+        # The peaks are a few hundred of a quarter million pixels: OpenCV lists them (row by row, as np.nonzero
+        # would) several times faster.
+        found = cv2.findNonZero(peaks.view(np.uint8))
+        found = np.zeros((0, 2), np.int64) if found is None else found.reshape(-1, 2).astype(np.int64)
+        px, py = found[:, 0], found[:, 1]
         if len(px) > cfg.max_candidates_per_size:
             keep = np.argsort(-acc[py, px])[: cfg.max_candidates_per_size]
             py, px = py[keep], px[keep]
@@ -907,47 +912,93 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
     # A clean circle of a class radius, seen nearly all round, is a disk whatever is printed on it: the verifier
     # knows the prints it was trained on, the geometry holds for any.
     if cfg.accept_geometric < 1.0:
-        for i in _drop_printed_rings(img, v, _accept(v, cfg), cfg):
-            if i in accepted or fit[i, 0] < cfg.accept_geometric or v.residual[i] > cfg.geometric_residual_px:
-                continue
-            acc = np.array(accepted, np.int64)
-            if len(acc) and np.any(np.hypot(v.cx[acc] - v.cx[i], v.cy[acc] - v.cy[i]) < 0.5 * np.maximum(
-                    v.r[acc], v.r[i])):
-                continue
-            accepted.append(int(i))
+        for i in _geometric_disks(v, img, accepted, fit, cfg):
+            accepted.append(i)
             acc_score.append(float(max(score[i], verifier.threshold)))
     return accepted, np.array(acc_score)
+
+
+def _geometric_disks(v: _Verified, img: np.ndarray, accepted: list[int], fit: np.ndarray, cfg: DetectorConfig
+                     ) -> list[int]:
+    """The candidates the verifier left out that the hand-set thresholds (`_accept`) accept as clean circles:
+    seen at least `accept_geometric` all round with rim points within `geometric_residual_px` RMS, not a copy of
+    an accepted disk, and passing `_accept`'s tests with the accepted disks as the context (their rims explain rim
+    points, rays under them may be hidden, a circle along one's printed ring is that print). Only these few
+    candidates are tested, instead of running the whole threshold acceptance again."""
+    M, K = v.support.shape
+    rows = np.nonzero((fit[:, 0] >= cfg.accept_geometric) & (v.residual <= cfg.geometric_residual_px) &
+                      (v.residual <= cfg.max_residual_px) & (v.ring_uniform >= cfg.ring_uniform_min))[0]
+    rows = [int(i) for i in rows[np.argsort(-fit[rows, 0], kind="stable")] if int(i) not in set(accepted)]
+    if not rows:
+        return []
+    angles = np.arange(K) * (2.0 * math.pi / K)
+    seeded = np.array([s is not None for s in v.seed_id], bool)
+    acc = list(accepted)
+    found: list[int] = []
+    for i in rows:
+        a = np.array(acc, np.int64)
+        dist = np.hypot(v.cx[a] - v.cx[i], v.cy[a] - v.cy[i])
+        if len(a) and np.any(dist < 0.5 * np.maximum(v.r[a], v.r[i])):
+            continue                                            # a copy of an accepted disk
+        if cfg.printed_ring_ratio > 0 and len(a) and (
+                np.any(_inside_printed_ring(v.r[i], dist, v.r[a], v.r_class[a], cfg))
+                or any(_is_print_of(img, v, i, int(j), angles, cfg) for j in a)):
+            continue
+        # _accept's rim tests, its explanation-away and cover taken from the accepted disks.
+        if len(a):
+            explained = (np.abs(np.hypot(v.ex[i][None, :] - v.cx[a][:, None], v.ey[i][None, :] - v.cy[a][:, None])
+                                - v.r[a][:, None]) <= cfg.explain_px).any(0)
+            covered = (np.hypot(v.nx[i][None, :] - v.cx[a][:, None], v.ny[i][None, :] - v.cy[a][:, None])
+                       < v.r[a][:, None] - 1.5).any(0)
+        else:
+            explained = covered = np.zeros(K, bool)
+        eff = v.support[i] & ~explained
+        e = eff.sum() / K
+        n_open = int((~covered).sum())
+        c = (eff & ~covered).sum() / max(n_open, 1)
+        lying_on = n_open < 0.5 * K
+        steps_ok = v.steps[i] >= cfg.min_step_consistency
+        emin = cfg.accept_min_history if seeded[i] else cfg.accept_min
+        on_top = lying_on and fit[i, 0] >= cfg.accept_on_top and e >= 0.75 * cfg.accept_strong and \
+            v.ring_uniform[i] >= cfg.ring_uniform_on_top
+        strong = (e >= cfg.accept_strong and not lying_on and steps_ok) or on_top
+        partial = e >= emin and c >= cfg.open_consistency and n_open >= 0.15 * K and steps_ok
+        if strong or partial:
+            acc.append(i)
+            found.append(i)
+    return found
 
 
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def _is_print_of(img: np.ndarray, v: _Verified, i: int, j: int, angles: np.ndarray, cfg: DetectorConfig) -> bool:
+    """Circle i, smaller and near the centre of circle j, just inside whose rim lies j's own border ring all
+    round, is the edge of j's printed ring (the art inside it), not a disk lying on top: a real disk on top has the
+    lower disk's art just outside its rim, or felt."""
+    if i == j or v.r[i] >= v.r[j] or math.hypot(v.cx[i] - v.cx[j], v.cy[i] - v.cy[j]) > 4.0:
+        return False
+    if abs(v.r[i] - cfg.printed_ring_ratio * v.r_class[j]) > 3.0:
+        return False
+    ring_j = np.median(_ring_samples(img, v.cx[j:j + 1], v.cy[j:j + 1], v.r[j:j + 1], angles,
+                                     cfg.ring_depth_mm)[0], axis=0)
+    outside = _ring_samples(img, v.cx[i:i + 1], v.cy[i:i + 1], v.r[i:i + 1], angles, -2.5)[0]
+    # Same colour up to the printed bevel's shading: direction of the colour vector and a brightness ratio.
+    n_out = np.linalg.norm(outside, axis=1) + 1e-6
+    n_ring = float(np.linalg.norm(ring_j)) + 1e-6
+    cos = (outside @ ring_j) / (n_out * n_ring)
+    ratio = n_out / n_ring
+    same = (cos >= 0.97) & (ratio >= 0.7) & (ratio <= 1.45)
+    return bool(same.mean() >= 0.6)
+
+
 def _drop_printed_rings(img: np.ndarray, v: _Verified, accepted: list[int], cfg: DetectorConfig) -> list[int]:
-    """A smaller accepted circle near the centre of a larger one, just inside whose rim lies the larger disk's own
-    border ring all round, is the edge of that printed ring (the art inside it), not a disk lying on top: a real
-    disk on top has the lower disk's art just outside its rim, or felt."""
+    """The accepted circles less those that are another accepted disk's printed ring (`_is_print_of`)."""
     if cfg.printed_ring_ratio <= 0 or len(accepted) < 2:
         return accepted
     K = v.support.shape[1]
     angles = np.arange(K) * (2.0 * math.pi / K)
-    drop = set()
-    for i in accepted:
-        for j in accepted:
-            if i == j or v.r[i] >= v.r[j] or math.hypot(v.cx[i] - v.cx[j], v.cy[i] - v.cy[j]) > 4.0:
-                continue
-            if abs(v.r[i] - cfg.printed_ring_ratio * v.r_class[j]) > 3.0:
-                continue
-            ring_j = np.median(_ring_samples(img, v.cx[j:j + 1], v.cy[j:j + 1], v.r[j:j + 1], angles,
-                                             cfg.ring_depth_mm)[0], axis=0)
-            outside = _ring_samples(img, v.cx[i:i + 1], v.cy[i:i + 1], v.r[i:i + 1], angles, -2.5)[0]
-            # Same colour up to the printed bevel's shading: direction of the colour vector and a brightness ratio.
-            n_out = np.linalg.norm(outside, axis=1) + 1e-6
-            n_ring = float(np.linalg.norm(ring_j)) + 1e-6
-            cos = (outside @ ring_j) / (n_out * n_ring)
-            ratio = n_out / n_ring
-            same = (cos >= 0.97) & (ratio >= 0.7) & (ratio <= 1.45)
-            if same.mean() >= 0.6:
-                drop.add(i)
+    drop = {i for i in accepted if any(_is_print_of(img, v, i, j, angles, cfg) for j in accepted)}
     return [i for i in accepted if i not in drop]
 
 
