@@ -666,11 +666,12 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     seeded = np.array([s is not None for s in cand.seed_id], bool)
     angles = np.arange(K) * (2.0 * math.pi / K)
     # A vote peak can sit a few px off (the printed ring's votes, the shadow's): a wide first look, then a
-    # narrower one around the fitted circle.
+    # narrower one around the fitted circle. (3.5 px is wide enough; a wider window lets a neighbour's rim or the
+    # printed ring pull the first fit, and costs samples on every candidate.)
     # These first looks take every candidate (most are art and texture): half the rays are enough to place a
     # circle and to see whether it has a rim at all.
     a0 = angles[::2]
-    off, _, _ = _rim_points(img, cx, cy, r0, a0, 5.0, cfg)
+    off, _, _ = _rim_points(img, cx, cy, r0, a0, 3.5, cfg)
     cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off, a0, scale=2.5)
     # Candidates whose wide look found next to no edge near the circle fitted to it go before the second look
     # (a little under the bar applied after it, with a wider tolerance: the fit is still coarse).
@@ -707,15 +708,15 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     if len(g):
         lone = g[_lone(cx[g], cy[g], rf[g])]
         shadow = _shadow_direction(img, cx[lone], cy[lone], rf[lone])
-    # Second pass for every candidate, the shadow side left out of the fit, starting from its own radius.
+    # Second pass for every candidate on all rays, the shadow side left out of the fit, starting from its own
+    # radius. One look: the fit has settled within a px by now (a second, narrower look took a sixth of the
+    # detector's time and found no more disks on the tuning seeds).
     ray_w = None if shadow is None else shadow.fit_weights(angles)
-    for window in (3.0, 2.0):
-        off, _, _ = _rim_points(img, cx, cy, rf, angles, window, cfg)
-        cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, iterations=4, scale=1.5,
-                                     ray_w=ray_w)
-        off = _refit_offsets(cx, cy, rf, off, angles, cx1, cy1, rf1)
-        cx, cy, rf = cx1, cy1, rf1
-    # The rim points of the last look serve again, measured from the fitted circle (no second sampling).
+    off, _, _ = _rim_points(img, cx, cy, rf, angles, 3.0, cfg)
+    cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, iterations=4, scale=1.5, ray_w=ray_w)
+    off = _refit_offsets(cx, cy, rf, off, angles, cx1, cy1, rf1)
+    cx, cy, rf = cx1, cy1, rf1
+    # The rim points of this look serve again, measured from the fitted circle (no second sampling).
     seen = np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)
     if ray_w is not None:
         seen &= ray_w > 0
@@ -739,12 +740,10 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     off = off + (rf - r)[:, None]
     part = ~well_seen
     if part.any():
-        for window in (2.5, 2.0):
-            off_p, _, _ = _rim_points(img, cx[part], cy[part], r[part], angles, window, cfg)
-            px1, py1 = _fit_centres(cx[part], cy[part], r[part], off_p, angles, iterations=3, scale=1.0,
-                                    ray_w=ray_w)
-            off[part] = _refit_offsets(cx[part], cy[part], r[part], off_p, angles, px1, py1, r[part])
-            cx[part], cy[part] = px1, py1
+        off_p, _, _ = _rim_points(img, cx[part], cy[part], r[part], angles, 2.0, cfg)
+        px1, py1 = _fit_centres(cx[part], cy[part], r[part], off_p, angles, iterations=3, scale=1.0, ray_w=ray_w)
+        off[part] = _refit_offsets(cx[part], cy[part], r[part], off_p, angles, px1, py1, r[part])
+        cx[part], cy[part] = px1, py1
     off[np.abs(np.nan_to_num(off, nan=9.0)) > 2.0] = np.nan    # as a look within 2 px of the circle would see
     align = np.ones_like(off) if tensor is None else _alignment(tensor, cx, cy, r, off, angles)
     support = _support(off, angles, shadow, cfg.rim_tolerance_px, align >= cfg.min_alignment)
