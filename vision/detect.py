@@ -436,33 +436,40 @@ def _fit_circles(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, offset: np.ndarr
     px = cx[:, None] + rho * ca[None, :]
     py = cy[:, None] + rho * sa[None, :]
     x, y, q = cx.astype(np.float64).copy(), cy.astype(np.float64).copy(), r.astype(np.float64).copy()
+    cut = scale * 2.0
     for _ in range(iterations):
-        dx = px - x[:, None]
-        dy = py - y[:, None]
-        d = np.sqrt(dx * dx + dy * dy) + 1e-9
+        ux = px - x[:, None]
+        uy = py - y[:, None]
+        d = np.sqrt(ux * ux + uy * uy) + 1e-9
+        ux /= d
+        uy /= d                                                             # unit vectors centre -> rim point
         e = d - q[:, None]
-        u = np.clip(e / (scale * 2.0), -1.0, 1.0)
-        w = np.where(valid & (np.abs(e) < scale * 2.0), (1 - u * u) ** 2, 0.0)
+        u = e / cut
+        w = (1 - u * u) ** 2
+        w[~valid | (np.abs(e) >= cut)] = 0.0
         if ray_w is not None:
             w = w * ray_w
-        jx, jy = -dx / d, -dy / d                                           # d e / d (x, y); d e / d q = -1
-        wx, wy = w * jx, w * jy
-        sxx, sxy, syy = (wx * jx).sum(1), (wx * jy).sum(1), (wy * jy).sum(1)
-        sx, sy, sw = wx.sum(1), wy.sum(1), w.sum(1)
-        A = np.empty((len(x), 3, 3))
-        A[:, 0, 0], A[:, 0, 1], A[:, 0, 2] = sxx, sxy, -sx
-        A[:, 1, 0], A[:, 1, 1], A[:, 1, 2] = sxy, syy, -sy
-        A[:, 2, 0], A[:, 2, 1], A[:, 2, 2] = -sx, -sy, sw
-        A += np.eye(3)[None] * 1e-6
-        b = np.stack([(wx * e).sum(1), (wy * e).sum(1), -(w * e).sum(1)], axis=1)
-        ok = w.sum(1) >= 8
-        A[~ok] = np.eye(3)
-        b[~ok] = 0.0
-        step = -np.linalg.solve(A, b[..., None])[..., 0]
-        step = np.clip(step, -3.0, 3.0)
-        x += step[:, 0]
-        y += step[:, 1]
-        q = np.clip(q + step[:, 2], r + r_range[0], r + r_range[1])
+        # Gauss-Newton step with d e / d (x, y, q) = (-ux, -uy, -1): the 3x3 normal equations, solved in closed
+        # form for all circles at once (a batched np.linalg.solve costs more than the sums).
+        wu, wv = w * ux, w * uy
+        a11 = (wu * ux).sum(1) + 1e-6
+        a12 = (wu * uy).sum(1)
+        a22 = (wv * uy).sum(1) + 1e-6
+        sw = w.sum(1)
+        a13, a23, a33 = wu.sum(1), wv.sum(1), sw + 1e-6
+        b1, b2, b3 = -(wu * e).sum(1), -(wv * e).sum(1), -(w * e).sum(1)
+        c11 = a22 * a33 - a23 * a23
+        c12 = a13 * a23 - a12 * a33
+        c13 = a12 * a23 - a13 * a22
+        c22 = a11 * a33 - a13 * a13
+        c23 = a12 * a13 - a11 * a23
+        c33 = a11 * a22 - a12 * a12
+        det = a11 * c11 + a12 * c12 + a13 * c13
+        ok = (sw >= 8) & (np.abs(det) > 1e-30)                              # too few rim points: no step
+        inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+        x -= np.clip((c11 * b1 + c12 * b2 + c13 * b3) * inv, -3.0, 3.0)
+        y -= np.clip((c12 * b1 + c22 * b2 + c23 * b3) * inv, -3.0, 3.0)
+        q = np.clip(q - np.clip((c13 * b1 + c23 * b2 + c33 * b3) * inv, -3.0, 3.0), r + r_range[0], r + r_range[1])
     return x, y, q
 
 
@@ -510,13 +517,15 @@ def _shadow_direction(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.nda
         return None
     K = 48
     ang = np.arange(K) * (2.0 * math.pi / K)
-    gray = (cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if img.ndim == 3 else img)[..., None]
+    # Brightness (OpenCV's BGR -> gray weights) of the colour samples: bilinear sampling is linear, so this is the
+    # gray image's samples without converting the whole image.
+    luma = np.array([0.114, 0.587, 0.299], np.float32) if img.ndim == 3 else np.ones(1, np.float32)
 
     def ring(k0: float, k1: float) -> np.ndarray:
         vals = []
         for k in np.linspace(k0, k1, 3):
             rr = (r + k)[:, None]
-            vals.append(_sample(gray, cx[:, None] + rr * np.cos(ang), cy[:, None] + rr * np.sin(ang))[..., 0])
+            vals.append(_sample(img, cx[:, None] + rr * np.cos(ang), cy[:, None] + rr * np.sin(ang)) @ luma)
         return np.mean(vals, axis=0)
 
     dark = ring(9.0, 13.0) - ring(1.5, 4.5)                   # (M, K), > 0 where darker near the disk
