@@ -71,6 +71,9 @@ class DetectorConfig:
     ring_depth_mm: float = 2.5           # where the border ring is sampled, inside the rim
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
     use_verifier: bool = True            # accept by the learned rim verifier (vision.verifier), else by thresholds
+    recentre_band: tuple[float, float] = (0.1, 0.6)  # mean ray score of a circle that may be misplaced
+    recentre_min_rim: float = 0.3        # ... when its fit found this share of a rim
+    recentre_reach_px: float = 4.0       # ... searched this far around
     history_score_factor: float = 0.6    # a disk the previous scene had here needs this share of the score
     accept_geometric: float = 0.85       # rim fraction that accepts a clean circle without the verifier (1: never)
     geometric_residual_px: float = 0.8   # ... when its rim points lie this close to the circle (RMS)
@@ -91,6 +94,11 @@ class DetectorConfig:
             raise ValueError("printed_ring_offset_px must be >= 0")
         if not 0 <= self.disk_thickness_mm <= 20:
             raise ValueError("disk_thickness_mm must be within 0..20")
+        lo, hi = self.recentre_band
+        if not 0.0 <= lo <= hi <= 1.0:
+            raise ValueError("recentre_band must be (low, high) within 0..1, low <= high")
+        if not 0.0 <= self.recentre_reach_px <= 10.0:
+            raise ValueError("recentre_reach_px must be within 0..10")
 
 
 DEFAULT_CONFIG = DetectorConfig()
@@ -886,6 +894,20 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
     angles = np.arange(K) * (2.0 * math.pi / K)
     p = verifier.ray_scores(img, v.cx, v.cy, v.r, v.size_idx, angles, ppm)
     fit = fit_measures(v)
+    # An edge fit settles on the nearest edges: on a ring that barely differs from what lies around it those can
+    # be the art's or a neighbour's, a few px off, and the rays of the misplaced circle then score middling. Such
+    # circles are moved to where their rays score best (the edge fit refines accepted disks afterwards).
+    pm = p.mean(1)
+    lo, hi = cfg.recentre_band
+    moved = np.nonzero((fit[:, 0] >= cfg.recentre_min_rim) & (pm >= lo) & (pm < hi))[0]
+    if len(moved):
+        cx, cy, _ = verifier.recentre(img, v.cx[moved], v.cy[moved], v.r[moved], v.size_idx[moved], ppm,
+                                      reach_px=cfg.recentre_reach_px, good=hi)
+        dx, dy = cx - v.cx[moved], cy - v.cy[moved]
+        v.cx[moved], v.cy[moved] = cx, cy
+        v.nx[moved] += dx[:, None]
+        v.ny[moved] += dy[:, None]
+        p[moved] = verifier.ray_scores(img, v.cx[moved], v.cy[moved], v.r[moved], v.size_idx[moved], angles, ppm)
     seeded = np.array([s is not None for s in v.seed_id], bool)
     # A disk the previous scene had here needs less evidence: it is known to be there unless shown otherwise.
     need = np.where(seeded, cfg.history_score_factor * verifier.threshold, verifier.threshold)
