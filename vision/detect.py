@@ -682,27 +682,15 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     cx, cy = cand.cx.astype(np.float64), cand.cy.astype(np.float64)
     seeded = np.array([s is not None for s in cand.seed_id], bool)
     angles = np.arange(K) * (2.0 * math.pi / K)
-    # A vote peak can sit a few px off (the printed ring's votes, the shadow's): a wide first look, then a
-    # narrower one around the fitted circle. (3.5 px is wide enough; a wider window lets a neighbour's rim or the
-    # printed ring pull the first fit, and costs samples on every candidate.)
-    # These first looks take every candidate (most are art and texture): half the rays are enough to place a
-    # circle and to see whether it has a rim at all.
+    # A vote peak can sit a few px off (the printed ring's votes, the shadow's): a wide first look. (3.5 px is wide
+    # enough; a wider window lets a neighbour's rim or the printed ring pull the first fit, and costs samples on
+    # every candidate.) It takes every candidate (most are art and texture): half the rays are enough to place a
+    # circle and to see whether it has a rim at all. (A second, narrower look on half the rays before the all-ray
+    # look found fewer disks on the tuning seeds, not more.)
     a0 = angles[::2]
     off, _, _ = _rim_points(img, cx, cy, r0, a0, 3.5, cfg)
     cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off, a0, scale=2.5)
-    # Candidates whose wide look found next to no edge near the circle fitted to it go before the second look
-    # (a little under the bar applied after it, with a wider tolerance: the fit is still coarse).
-    near = (np.abs(np.nan_to_num(_refit_offsets(cx, cy, r0, off, a0, cx1, cy1, rf1), nan=9.0)) <= 2.5).mean(1)
-    alive = (near >= 0.7 * cfg.accept_min) | seeded
-    if not alive.all():
-        keep_idx = np.nonzero(alive)[0]
-        cx1, cy1, rf1, r0, seeded = cx1[keep_idx], cy1[keep_idx], rf1[keep_idx], r0[keep_idx], seeded[keep_idx]
-        cand = _Candidates(cand.cx[keep_idx], cand.cy[keep_idx], cand.size_idx[keep_idx],
-                           [cand.seed_id[i] for i in keep_idx], [cand.seed_z[i] for i in keep_idx])
-    cx, cy, rf = cx1, cy1, rf1
-    off, _, _ = _rim_points(img, cx, cy, rf, a0, 3.0, cfg)
-    cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], a0, scale=1.5)
-    off = _refit_offsets(cx, cy, rf, off, a0, cx1, cy1, rf1)
+    off = _refit_offsets(cx, cy, r0, off, a0, cx1, cy1, rf1)
     cx, cy, rf = cx1, cy1, rf1
     # Candidates with next to no rim on their fitted circle go now (most vote peaks on art and texture).
     frac0 = (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px).mean(1)
