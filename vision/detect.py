@@ -192,14 +192,16 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     `half`: `_half(blur)` when already made."""
     half = _half(blur) if half is None else half
     h, w = half.shape[:2]
-    # Gradient structure tensor summed over the colour channels (Di Zenzo), smoothed a little.
-    fx = cv2.Sobel(half, cv2.CV_32F, 1, 0, ksize=3)
-    fy = cv2.Sobel(half, cv2.CV_32F, 0, 1, ksize=3)
+    # One set of Sobel derivatives (exact in 16 bits, with Canny's own border) serves both the edges and the
+    # gradient structure tensor summed over the colour channels (Di Zenzo), smoothed a little.
+    dx = cv2.Sobel(half, cv2.CV_16S, 1, 0, ksize=3, borderType=cv2.BORDER_REPLICATE)
+    dy = cv2.Sobel(half, cv2.CV_16S, 0, 1, ksize=3, borderType=cv2.BORDER_REPLICATE)
+    edges = cv2.Canny(dx, dy, cfg.canny_low, cfg.canny_high, L2gradient=True)
+    fx, fy = dx.astype(np.float32), dy.astype(np.float32)
     ones = np.ones((1, fx.shape[2] if fx.ndim == 3 else 1), np.float32)
     tensor = cv2.GaussianBlur(cv2.merge([cv2.transform(cv2.multiply(fx, fx), ones),
                                          cv2.transform(cv2.multiply(fy, fy), ones),
                                          cv2.transform(cv2.multiply(fx, fy), ones)]), (3, 3), 0.7)
-    edges = cv2.Canny(half, cfg.canny_low, cfg.canny_high, L2gradient=True)
     ys, xs = np.nonzero(edges)
     out_x, out_y, out_s = [], [], []
     if len(xs) == 0:
