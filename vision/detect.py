@@ -71,6 +71,7 @@ class DetectorConfig:
     ring_depth_mm: float = 2.5           # where the border ring is sampled, inside the rim
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
     use_verifier: bool = True            # accept by the learned rim verifier (vision.verifier), else by thresholds
+    prescreen_ray_score: float = 0.02    # mean ray score on a quarter of the rays under which a circle is no disk
     recentre_band: tuple[float, float] = (0.1, 0.6)  # mean ray score of a circle that may be misplaced
     recentre_min_rim: float = 0.3        # ... when its fit found this share of a rim
     recentre_reach_px: float = 4.0       # ... searched this far around
@@ -99,6 +100,8 @@ class DetectorConfig:
             raise ValueError("recentre_band must be (low, high) within 0..1, low <= high")
         if not 0.0 <= self.recentre_reach_px <= 10.0:
             raise ValueError("recentre_reach_px must be within 0..10")
+        if not 0.0 <= self.prescreen_ray_score < 1.0:
+            raise ValueError("prescreen_ray_score must be within [0, 1)")
 
 
 DEFAULT_CONFIG = DetectorConfig()
@@ -890,8 +893,20 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
     circle centred in it is more likely its printed ring. Returns the accepted rows and their scores."""
     M, K = v.support.shape
     angles = np.arange(K) * (2.0 * math.pi / K)
-    p = verifier.ray_scores(img, v.cx, v.cy, v.r, v.size_idx, angles, ppm)
     fit = fit_measures(v)
+    seeded = np.array([s is not None for s in v.seed_id], bool)
+    # Most candidates are art and texture whose rays the ray network scores at next to nothing, which a quarter of
+    # the rays shows as well as all of them (the disks accepted on the tuning seeds score 0.09 or more there, the
+    # prescreen drops under `prescreen_ray_score`): only the others are scored on every ray and take part. A seeded
+    # candidate and a clean circle the geometric test below may take are always scored in full.
+    scored = np.ones(M, bool)
+    if cfg.prescreen_ray_score > 0 and K >= 16:
+        pre = verifier.ray_scores(img, v.cx, v.cy, v.r, v.size_idx, angles[::4], ppm).mean(1)
+        scored = (pre >= cfg.prescreen_ray_score) | seeded | (fit[:, 0] >= cfg.accept_geometric)
+    p = np.zeros((M, K), np.float32)
+    rows = np.nonzero(scored)[0]
+    if len(rows):
+        p[rows] = verifier.ray_scores(img, v.cx[rows], v.cy[rows], v.r[rows], v.size_idx[rows], angles, ppm)
     # An edge fit settles on the nearest edges: on a ring that barely differs from what lies around it those can
     # be the art's or a neighbour's, a few px off, and the rays of the misplaced circle then score middling. Such
     # circles are moved to where their rays score best (the edge fit refines accepted disks afterwards).
@@ -906,14 +921,16 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
         v.nx[moved] += dx[:, None]
         v.ny[moved] += dy[:, None]
         p[moved] = verifier.ray_scores(img, v.cx[moved], v.cy[moved], v.r[moved], v.size_idx[moved], angles, ppm)
-    seeded = np.array([s is not None for s in v.seed_id], bool)
     # A disk the previous scene had here needs less evidence: it is known to be there unless shown otherwise.
     need = np.where(seeded, cfg.history_score_factor * verifier.threshold, verifier.threshold)
     covered = np.zeros((M, K), bool)
     explained = np.zeros((M, K), bool)
     depth, conc = np.zeros(M), np.ones(M)
-    score = verifier.disk(disk_features(p, covered, explained, v.size_idx, fit, depth, conc))
-    alive = np.ones(M, bool)
+    score = np.zeros(M, np.float32)
+    if len(rows):
+        score[rows] = verifier.disk(disk_features(p[rows], covered[rows], explained[rows], v.size_idx[rows], fit[rows],
+                                                  depth[rows], conc[rows]))
+    alive = scored.copy()
     accepted: list[int] = []
     acc_score: list[float] = []
     while True:
