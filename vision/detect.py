@@ -75,6 +75,7 @@ class DetectorConfig:
     recentre_band: tuple[float, float] = (0.1, 0.6)  # mean ray score of a circle that may be misplaced
     recentre_min_rim: float = 0.3        # ... when its fit found this share of a rim
     recentre_reach_px: float = 4.0       # ... searched this far around
+    recentre_rays: int = 16              # ... on this many rays per tried centre (32 found no more disks)
     history_score_factor: float = 0.6    # a disk the previous scene had here needs this share of the score
     accept_geometric: float = 0.85       # rim fraction that accepts a clean circle without the verifier (1: never)
     geometric_residual_px: float = 0.8   # ... when its rim points lie this close to the circle (RMS)
@@ -100,6 +101,8 @@ class DetectorConfig:
             raise ValueError("recentre_band must be (low, high) within 0..1, low <= high")
         if not 0.0 <= self.recentre_reach_px <= 10.0:
             raise ValueError("recentre_reach_px must be within 0..10")
+        if not 8 <= self.recentre_rays <= 96:
+            raise ValueError("recentre_rays must be within 8..96")
         if not 0.0 <= self.prescreen_ray_score < 1.0:
             raise ValueError("prescreen_ray_score must be within [0, 1)")
 
@@ -896,7 +899,7 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
     fit = fit_measures(v)
     seeded = np.array([s is not None for s in v.seed_id], bool)
     # Most candidates are art and texture whose rays the ray network scores at next to nothing, which a quarter of
-    # the rays shows as well as all of them (the disks accepted on the tuning seeds score 0.09 or more there, the
+    # the rays shows as well as all of them (the disks accepted on the tuning seeds score 0.08 or more there, the
     # prescreen drops under `prescreen_ray_score`): only the others are scored on every ray and take part. A seeded
     # candidate and a clean circle the geometric test below may take are always scored in full.
     scored = np.ones(M, bool)
@@ -915,7 +918,7 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
     moved = np.nonzero((fit[:, 0] >= cfg.recentre_min_rim) & (pm >= lo) & (pm < hi))[0]
     if len(moved):
         cx, cy, _ = verifier.recentre(img, v.cx[moved], v.cy[moved], v.r[moved], v.size_idx[moved], ppm,
-                                      reach_px=cfg.recentre_reach_px, good=hi)
+                                      reach_px=cfg.recentre_reach_px, good=hi, rays=cfg.recentre_rays)
         dx, dy = cx - v.cx[moved], cy - v.cy[moved]
         v.cx[moved], v.cy[moved] = cx, cy
         v.nx[moved] += dx[:, None]
