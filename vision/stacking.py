@@ -125,9 +125,13 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
         from vision.verifier import load_verifier
 
         ang = np.arange(K) * (2.0 * math.pi / K)
-        rim_p = load_verifier().ray_scores(img, np.array([f.cx for f in fits]), np.array([f.cy for f in fits]),
-                                           np.array([f.r_px for f in fits]),
-                                           np.array([SIZE_CLASSES.index(f.size) for f in fits]), ang, px_per_mm_)
+        used = sorted({k for pair in pairs for k in pair})     # only disks that overlap another need reading
+        sub = [fits[k] for k in used]
+        rim_p = np.zeros((n, K))
+        rim_p[used] = load_verifier().ray_scores(img, np.array([f.cx for f in sub]), np.array([f.cy for f in sub]),
+                                                 np.array([f.r_px for f in sub]),
+                                                 np.array([SIZE_CLASSES.index(f.size) for f in sub]), ang,
+                                                 px_per_mm_)
     for i, j in pairs:
         a, b = fits[i], fits[j]
         si, ni = _lens_scores(img, fits, i, j, K, detector, config, px_per_mm_, rim_p)
