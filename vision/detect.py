@@ -687,12 +687,13 @@ def _refit_offsets(cx0: np.ndarray, cy0: np.ndarray, r0: np.ndarray, off: np.nda
 
 
 def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: DetectorConfig, K: int,
-            ppm: float = 1.0, tensor: np.ndarray | None = None) -> _Verified:
+            ppm: float = 1.0, tensor: np.ndarray | None = None, verifier: RimVerifier | None = None) -> _Verified:
     """Coarse check of every candidate on K rays: fitted centre, supporting rays, ring; copies merged.
 
     The rim as seen lies a little inside or outside the nominal radius (blur, the dark cut edge, the printed
     bevel, the disk's height): the first pass fits the radius too, and the median offset of the clearly
     supported candidates of each size class (or of all classes) is then used for every candidate.
+    With a `verifier`, circles whose rays it scores at next to nothing are dropped once placed (the prescreen).
     """
     r0 = radii[cand.size_idx]
     cx, cy = cand.cx.astype(np.float64), cand.cy.astype(np.float64)
@@ -737,6 +738,22 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, iterations=4, scale=1.5, ray_w=ray_w)
     off = _refit_offsets(cx, cy, rf, off, angles, cx1, cy1, rf1)
     cx, cy, rf = cx1, cy1, rf1
+    if verifier is not None and cfg.prescreen_ray_score > 0 and K >= 16:
+        # Most candidates are art and texture whose rays the ray network scores at next to nothing, which a quarter
+        # of the rays shows as well as all of them (the disks accepted on the tuning seeds score 0.08 or more
+        # there; the prescreen drops under `prescreen_ray_score`): they go before the rest of the checks. A
+        # seeded candidate, a clean circle and one the geometric acceptance may take are kept whatever they score.
+        frac = (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px).mean(1)
+        ask = np.nonzero(~seeded & ~good & (frac < cfg.accept_geometric))[0]
+        pre = verifier.ray_scores(img, cx[ask], cy[ask], rf[ask], cand.size_idx[ask], angles[::4], ppm).mean(1)
+        alive = np.ones(len(cx), bool)
+        alive[ask[pre < cfg.prescreen_ray_score]] = False
+        if not alive.all():
+            keep_idx = np.nonzero(alive)[0]
+            cx, cy, rf, r0, off, seeded, good = cx[keep_idx], cy[keep_idx], rf[keep_idx], r0[keep_idx], \
+                off[keep_idx], seeded[keep_idx], good[keep_idx]
+            cand = _Candidates(cand.cx[keep_idx], cand.cy[keep_idx], cand.size_idx[keep_idx],
+                               [cand.seed_id[i] for i in keep_idx], [cand.seed_z[i] for i in keep_idx])
     # The rim points of this look serve again, measured from the fitted circle (no second sampling).
     seen = np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)
     if ray_w is not None:
@@ -809,7 +826,8 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     return _Verified(cx, cy, r, cand.size_idx[sel], support, cx[:, None] + rho * ca, cy[:, None] + rho * sa,
                      cx[:, None] + r[:, None] * ca, cy[:, None] + r[:, None] * sa, resid,
                      _ring_uniformity(ring, support), _step_consistency(img, cx, cy, r, off, angles, support),
-                     (align * support).sum(1) / np.maximum(support.sum(1), 1), rc[sel], [seed_id[i] for i in sel], [seed_z[i] for i in sel], shadow)
+                     (align * support).sum(1) / np.maximum(support.sum(1), 1), rc[sel], [seed_id[i] for i in sel],
+                     [seed_z[i] for i in sel], shadow)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -898,18 +916,7 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
     angles = np.arange(K) * (2.0 * math.pi / K)
     fit = fit_measures(v)
     seeded = np.array([s is not None for s in v.seed_id], bool)
-    # Most candidates are art and texture whose rays the ray network scores at next to nothing, which a quarter of
-    # the rays shows as well as all of them (the disks accepted on the tuning seeds score 0.08 or more there, the
-    # prescreen drops under `prescreen_ray_score`): only the others are scored on every ray and take part. A seeded
-    # candidate and a clean circle the geometric test below may take are always scored in full.
-    scored = np.ones(M, bool)
-    if cfg.prescreen_ray_score > 0 and K >= 16:
-        pre = verifier.ray_scores(img, v.cx, v.cy, v.r, v.size_idx, angles[::4], ppm).mean(1)
-        scored = (pre >= cfg.prescreen_ray_score) | seeded | (fit[:, 0] >= cfg.accept_geometric)
-    p = np.zeros((M, K), np.float32)
-    rows = np.nonzero(scored)[0]
-    if len(rows):
-        p[rows] = verifier.ray_scores(img, v.cx[rows], v.cy[rows], v.r[rows], v.size_idx[rows], angles, ppm)
+    p = verifier.ray_scores(img, v.cx, v.cy, v.r, v.size_idx, angles, ppm)
     # An edge fit settles on the nearest edges: on a ring that barely differs from what lies around it those can
     # be the art's or a neighbour's, a few px off, and the rays of the misplaced circle then score middling. Such
     # circles are moved to where their rays score best (the edge fit refines accepted disks afterwards).
@@ -929,11 +936,8 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
     covered = np.zeros((M, K), bool)
     explained = np.zeros((M, K), bool)
     depth, conc = np.zeros(M), np.ones(M)
-    score = np.zeros(M, np.float32)
-    if len(rows):
-        score[rows] = verifier.disk(disk_features(p[rows], covered[rows], explained[rows], v.size_idx[rows], fit[rows],
-                                                  depth[rows], conc[rows]))
-    alive = scored.copy()
+    score = verifier.disk(disk_features(p, covered, explained, v.size_idx, fit, depth, conc))
+    alive = np.ones(M, bool)
     accepted: list[int] = []
     acc_score: list[float] = []
     while True:
@@ -1061,9 +1065,10 @@ def _confidence(rim: float, consistency: float, residual: float, ring_uniform: f
 
 def _candidate_fits(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float,
                     seeds: Sequence[tuple[float, float, str, str, int]], cfg: DetectorConfig,
-                    battlefield_px: tuple[float, float, float, float] | None) -> tuple[_Verified | None, np.ndarray]:
+                    battlefield_px: tuple[float, float, float, float] | None, verifier: RimVerifier | None = None
+                    ) -> tuple[_Verified | None, np.ndarray]:
     """Steps 1 and 2: candidates (votes, colour blobs, history seeds) fitted to their rims; and the image they were
-    measured in (blurred, float32)."""
+    measured in (blurred, float32). With the rim `verifier`, circles it scores at next to nothing are left out."""
     blur = cv2.GaussianBlur(rect, (5, 5), 1.0)
     img = blur.astype(np.float32)
     radii = np.array([sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES], dtype=np.float64)
@@ -1091,7 +1096,8 @@ def _candidate_fits(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float,
         seed_z += [s[4] for s in seeds]
     if len(vx) == 0:
         return None, img
-    v = _verify(img, _Candidates(vx, vy, vs, seed_id, seed_z), radii, cfg, cfg.screen_rays, px_per_mm_, tensor)
+    v = _verify(img, _Candidates(vx, vy, vs, seed_id, seed_z), radii, cfg, cfg.screen_rays, px_per_mm_, tensor,
+                verifier)
     v.tensor = tensor
     if len(v.cx) == 0:
         return None, img
@@ -1113,7 +1119,8 @@ def battlefield_px(calibration: Any) -> tuple[float, float, float, float]:
 
 def candidate_fits(rect: np.ndarray, calibration: Any, sizes: DiskSizes, config: DetectorConfig = DEFAULT_CONFIG
                    ) -> tuple[_Verified, np.ndarray]:
-    """The fitted candidates of a rectified frame, before acceptance (what the rim verifier is trained on)."""
+    """The fitted candidates of a rectified frame, before acceptance (what the rim verifier is trained on: all of
+    them, without the verifier's own prescreen)."""
     v, img = _candidate_fits(rect, sizes, px_per_mm(calibration), (), config, battlefield_px(calibration))
     if v is None:
         raise InputError("no disk candidates in this frame")
@@ -1147,11 +1154,11 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (a disk hanging
     over an edge), never in the corner squares beyond two edges, where the marker tiles lie."""
     cfg = config
-    v, img = _candidate_fits(rect, sizes, px_per_mm_, seeds, cfg, battlefield_px)
+    verifier = load_verifier() if cfg.use_verifier else None
+    v, img = _candidate_fits(rect, sizes, px_per_mm_, seeds, cfg, battlefield_px, verifier)
     if v is None:
         return []
     tensor = v.tensor
-    verifier = load_verifier() if cfg.use_verifier else None
     if verifier is not None:
         accepted, scores = _accept_verified(v, img, verifier, px_per_mm_, cfg)
         score_of = dict(zip(accepted, scores))
