@@ -712,13 +712,22 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     # Candidates with next to no rim on their fitted circle go now (most vote peaks on art and texture).
     frac0 = (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px).mean(1)
     alive = (frac0 >= 0.8 * cfg.accept_min) | seeded
+    clean = (np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)).mean(1) >= 0.6
+    if verifier is not None and cfg.prescreen_ray_score > 0 and K >= 16:
+        # Most of the others are art and texture too, whose rays the ray network scores at next to nothing, which
+        # a quarter of the rays shows as well as all of them (the disks accepted on the tuning seeds score 0.08 or
+        # more there; the prescreen drops under `prescreen_ray_score`): they go before the all-ray look. A seeded
+        # candidate, a clean circle and one the geometric acceptance may take are kept whatever they score.
+        ask = np.nonzero(alive & ~seeded & ~clean & (frac0 < cfg.accept_geometric))[0]
+        pre = verifier.ray_scores(img, cx[ask], cy[ask], rf[ask], cand.size_idx[ask], angles[::4], ppm).mean(1)
+        alive[ask[pre < cfg.prescreen_ray_score]] = False
     if not alive.all():
         keep_idx = np.nonzero(alive)[0]
-        cx, cy, rf, r0, off, seeded = cx[keep_idx], cy[keep_idx], rf[keep_idx], r0[keep_idx], off[keep_idx], \
-            seeded[keep_idx]
+        cx, cy, rf, r0, off, seeded, clean = cx[keep_idx], cy[keep_idx], rf[keep_idx], r0[keep_idx], \
+            off[keep_idx], seeded[keep_idx], clean[keep_idx]
         cand = _Candidates(cand.cx[keep_idx], cand.cy[keep_idx], cand.size_idx[keep_idx],
                            [cand.seed_id[i] for i in keep_idx], [cand.seed_z[i] for i in keep_idx])
-    good = (np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)).mean(1) >= 0.6
+    good = clean.copy()
     # A larger disk's printed inner ring looks like a smaller disk at its centre: keep those out.
     g = np.nonzero(good)[0]
     if len(g):
@@ -738,22 +747,6 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     cx1, cy1, rf1 = _fit_circles(cx, cy, r0, off + (rf - r0)[:, None], angles, iterations=4, scale=1.5, ray_w=ray_w)
     off = _refit_offsets(cx, cy, rf, off, angles, cx1, cy1, rf1)
     cx, cy, rf = cx1, cy1, rf1
-    if verifier is not None and cfg.prescreen_ray_score > 0 and K >= 16:
-        # Most candidates are art and texture whose rays the ray network scores at next to nothing, which a quarter
-        # of the rays shows as well as all of them (the disks accepted on the tuning seeds score 0.08 or more
-        # there; the prescreen drops under `prescreen_ray_score`): they go before the rest of the checks. A
-        # seeded candidate, a clean circle and one the geometric acceptance may take are kept whatever they score.
-        frac = (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px).mean(1)
-        ask = np.nonzero(~seeded & ~good & (frac < cfg.accept_geometric))[0]
-        pre = verifier.ray_scores(img, cx[ask], cy[ask], rf[ask], cand.size_idx[ask], angles[::4], ppm).mean(1)
-        alive = np.ones(len(cx), bool)
-        alive[ask[pre < cfg.prescreen_ray_score]] = False
-        if not alive.all():
-            keep_idx = np.nonzero(alive)[0]
-            cx, cy, rf, r0, off, seeded, good = cx[keep_idx], cy[keep_idx], rf[keep_idx], r0[keep_idx], \
-                off[keep_idx], seeded[keep_idx], good[keep_idx]
-            cand = _Candidates(cand.cx[keep_idx], cand.cy[keep_idx], cand.size_idx[keep_idx],
-                               [cand.seed_id[i] for i in keep_idx], [cand.seed_z[i] for i in keep_idx])
     # The rim points of this look serve again, measured from the fitted circle (no second sampling).
     seen = np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)
     if ray_w is not None:
