@@ -71,11 +71,12 @@ class DetectorConfig:
     ring_depth_mm: float = 2.5           # where the border ring is sampled, inside the rim
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
     use_verifier: bool = True            # accept by the learned rim verifier (vision.verifier), else by thresholds
-    prescreen_ray_score: float = 0.02    # mean ray score on a quarter of the rays under which a circle is no disk
+    prescreen_ray_score: float = 0.02    # mean ray score under which a placed circle is no disk (0: no prescreen)
+    prescreen_rays: int = 8              # ... on this many rays
     recentre_band: tuple[float, float] = (0.1, 0.6)  # mean ray score of a circle that may be misplaced
     recentre_min_rim: float = 0.3        # ... when its fit found this share of a rim
     recentre_reach_px: float = 4.0       # ... searched this far around
-    recentre_rays: int = 16              # ... on this many rays per tried centre (32 found no more disks)
+    recentre_rays: int = 12              # ... on this many rays per tried centre (32 found no more disks)
     history_score_factor: float = 0.6    # a disk the previous scene had here needs this share of the score
     accept_geometric: float = 0.85       # rim fraction that accepts a clean circle without the verifier (1: never)
     geometric_residual_px: float = 0.8   # ... when its rim points lie this close to the circle (RMS)
@@ -105,6 +106,8 @@ class DetectorConfig:
             raise ValueError("recentre_rays must be within 8..96")
         if not 0.0 <= self.prescreen_ray_score < 1.0:
             raise ValueError("prescreen_ray_score must be within [0, 1)")
+        if not 4 <= self.prescreen_rays <= 96:
+            raise ValueError("prescreen_rays must be within 4..96")
 
 
 DEFAULT_CONFIG = DetectorConfig()
@@ -713,13 +716,14 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     frac0 = (np.abs(np.nan_to_num(off, nan=9.0)) <= cfg.rim_tolerance_px).mean(1)
     alive = (frac0 >= 0.8 * cfg.accept_min) | seeded
     clean = (np.isfinite(off) & (np.abs(np.nan_to_num(off, nan=9.0)) <= 1.0)).mean(1) >= 0.6
-    if verifier is not None and cfg.prescreen_ray_score > 0 and K >= 16:
+    if verifier is not None and cfg.prescreen_ray_score > 0:
         # Most of the others are art and texture too, whose rays the ray network scores at next to nothing, which
-        # a quarter of the rays shows as well as all of them (the disks accepted on the tuning seeds score 0.08 or
-        # more there; the prescreen drops under `prescreen_ray_score`): they go before the all-ray look. A seeded
-        # candidate, a clean circle and one the geometric acceptance may take are kept whatever they score.
+        # a few rays show as well as all of them (the disks accepted on the tuning seeds score 0.08 or more on 12
+        # rays; `prescreen_rays` 8 found the same disks): they go before the all-ray look. A seeded candidate, a
+        # clean circle and one the geometric acceptance may take are kept whatever they score.
         ask = np.nonzero(alive & ~seeded & ~clean & (frac0 < cfg.accept_geometric))[0]
-        pre = verifier.ray_scores(img, cx[ask], cy[ask], rf[ask], cand.size_idx[ask], angles[::4], ppm).mean(1)
+        pre_angles = np.arange(cfg.prescreen_rays) * (2.0 * math.pi / cfg.prescreen_rays)
+        pre = verifier.ray_scores(img, cx[ask], cy[ask], rf[ask], cand.size_idx[ask], pre_angles, ppm).mean(1)
         alive[ask[pre < cfg.prescreen_ray_score]] = False
     if not alive.all():
         keep_idx = np.nonzero(alive)[0]
