@@ -76,7 +76,7 @@ class DetectorConfig:
     recentre_band: tuple[float, float] = (0.1, 0.6)  # mean ray score of a circle that may be misplaced
     recentre_min_rim: float = 0.3        # ... when its fit found this share of a rim
     recentre_reach_px: float = 4.0       # ... searched this far around
-    recentre_rays: int = 12              # ... on this many rays per tried centre (32 found no more disks)
+    recentre_rays: int = 16              # ... on this many rays per tried centre (32 found no more disks)
     history_score_factor: float = 0.6    # a disk the previous scene had here needs this share of the score
     accept_geometric: float = 0.85       # rim fraction that accepts a clean circle without the verifier (1: never)
     geometric_residual_px: float = 0.8   # ... when its rim points lie this close to the circle (RMS)
