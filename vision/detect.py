@@ -206,11 +206,11 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     dx = cv2.Sobel(half, cv2.CV_16S, 1, 0, ksize=3, borderType=cv2.BORDER_REPLICATE)
     dy = cv2.Sobel(half, cv2.CV_16S, 0, 1, ksize=3, borderType=cv2.BORDER_REPLICATE)
     edges = cv2.Canny(dx, dy, cfg.canny_low, cfg.canny_high, L2gradient=True)
-    fx, fy = dx.astype(np.float32), dy.astype(np.float32)
-    ones = np.ones((1, fx.shape[2] if fx.ndim == 3 else 1), np.float32)
-    tensor = cv2.GaussianBlur(cv2.merge([cv2.transform(cv2.multiply(fx, fx), ones),
-                                         cv2.transform(cv2.multiply(fy, fy), ones),
-                                         cv2.transform(cv2.multiply(fx, fy), ones)]), (3, 3), 0.7)
+    ones = np.ones((1, dx.shape[2] if dx.ndim == 3 else 1), np.float32)
+    f32 = cv2.CV_32F                    # products of the 16-bit derivatives straight into float
+    tensor = cv2.GaussianBlur(cv2.merge([cv2.transform(cv2.multiply(dx, dx, dtype=f32), ones),
+                                         cv2.transform(cv2.multiply(dy, dy, dtype=f32), ones),
+                                         cv2.transform(cv2.multiply(dx, dy, dtype=f32), ones)]), (3, 3), 0.7)
     # The edge pixels, row by row as np.nonzero would list them (OpenCV's scan is several times faster).
     pts = cv2.findNonZero(edges)
     pts = np.zeros((0, 2), np.int64) if pts is None else pts.reshape(-1, 2).astype(np.int64)
@@ -218,8 +218,8 @@ def _vote_candidates(blur: np.ndarray, radii_px: Sequence[float], cfg: DetectorC
     out_x, out_y, out_s = [], [], []
     if len(xs) == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0, np.int64), tensor
-    gx = fx[ys, xs]
-    gy = fy[ys, xs]
+    gx = dx[ys, xs].astype(np.float32)
+    gy = dy[ys, xs].astype(np.float32)
     if gx.ndim == 2:  # colour: the channel with the strongest gradient decides the direction
         ch = np.argmax(gx * gx + gy * gy, axis=1)
         rows = np.arange(len(ch))
