@@ -73,6 +73,7 @@ class DetectorConfig:
     use_verifier: bool = True            # accept by the learned rim verifier (vision.verifier), else by thresholds
     prescreen_ray_score: float = 0.02    # mean ray score under which a placed circle is no disk (0: no prescreen)
     prescreen_rays: int = 8              # ... on this many rays
+    verifier_rays: int = 24              # rays the verifier scores per candidate at acceptance (divides screen_rays)
     recentre_band: tuple[float, float] = (0.1, 0.6)  # mean ray score of a circle that may be misplaced
     recentre_min_rim: float = 0.3        # ... when its fit found this share of a rim
     recentre_reach_px: float = 4.0       # ... searched this far around
@@ -108,6 +109,8 @@ class DetectorConfig:
             raise ValueError("prescreen_ray_score must be within [0, 1)")
         if not 4 <= self.prescreen_rays <= 96:
             raise ValueError("prescreen_rays must be within 4..96")
+        if not 8 <= self.verifier_rays <= self.screen_rays or self.screen_rays % self.verifier_rays:
+            raise ValueError("verifier_rays must be at least 8 and divide screen_rays")
 
 
 DEFAULT_CONFIG = DetectorConfig()
@@ -917,7 +920,16 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
     angles = np.arange(K) * (2.0 * math.pi / K)
     fit = fit_measures(v)
     seeded = np.array([s is not None for s in v.seed_id], bool)
-    p = verifier.ray_scores(img, v.cx, v.cy, v.r, v.size_idx, angles, ppm)
+    # The ray network scores every `step`-th ray, each standing for itself and the rays up to the next (the disk
+    # network reads shares and runs of rays: 24 rays found the same disks on the tuning seeds as 48, in a quarter
+    # less of the acceptance's time).
+    step = max(1, K // cfg.verifier_rays)
+
+    def ray_scores(rows: Any) -> np.ndarray:
+        q = verifier.ray_scores(img, v.cx[rows], v.cy[rows], v.r[rows], v.size_idx[rows], angles[::step], ppm)
+        return np.repeat(q, step, axis=1)[:, :K]
+
+    p = ray_scores(slice(None))
     # An edge fit settles on the nearest edges: on a ring that barely differs from what lies around it those can
     # be the art's or a neighbour's, a few px off, and the rays of the misplaced circle then score middling. Such
     # circles are moved to where their rays score best (the edge fit refines accepted disks afterwards).
@@ -931,7 +943,7 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
         v.cx[moved], v.cy[moved] = cx, cy
         v.nx[moved] += dx[:, None]
         v.ny[moved] += dy[:, None]
-        p[moved] = verifier.ray_scores(img, v.cx[moved], v.cy[moved], v.r[moved], v.size_idx[moved], angles, ppm)
+        p[moved] = ray_scores(moved)
     # A disk the previous scene had here needs less evidence: it is known to be there unless shown otherwise.
     need = np.where(seeded, cfg.history_score_factor * verifier.threshold, verifier.threshold)
     covered = np.zeros((M, K), bool)
