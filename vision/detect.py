@@ -71,7 +71,7 @@ class DetectorConfig:
     ring_depth_mm: float = 2.5           # where the border ring is sampled, inside the rim
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
     use_verifier: bool = True            # accept by the learned rim verifier (vision.verifier), else by thresholds
-    prescreen_ray_score: float = 0.02    # mean ray score under which a placed circle is no disk (0: no prescreen)
+    prescreen_ray_score: float = 0.04    # mean ray score under which a placed circle is no disk (0: no prescreen)
     prescreen_rays: int = 8              # ... on this many rays
     verifier_rays: int = 24              # rays the verifier scores per candidate at acceptance (divides screen_rays)
     recentre_band: tuple[float, float] = (0.1, 0.6)  # mean ray score of a circle that may be misplaced
