@@ -1193,11 +1193,13 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     uniform = _ring_uniformity(ring, support)
     nx = cx[:, None] + r[:, None] * np.cos(angles)
     ny = cy[:, None] + r[:, None] * np.sin(angles)
-    # Rays of each disk that lie under another accepted disk (they may be hidden: not counted against it).
-    inside = np.hypot(nx[:, None, :] - cx[None, :, None], ny[:, None, :] - cy[None, :, None]) < \
-        (r[None, :, None] - 1.5)
-    inside[np.arange(len(acc)), np.arange(len(acc)), :] = False
-    covered_all = inside.any(1)
+    # Rays of each disk that lie under another accepted disk (they may be hidden: not counted against it); only
+    # overlapping pairs can have any.
+    pi, pj = np.nonzero((np.hypot(cx[:, None] - cx[None, :], cy[:, None] - cy[None, :]) < r[:, None] + r[None, :])
+                        & ~np.eye(len(acc), dtype=bool))
+    covered_all = np.zeros(nx.shape, bool)
+    np.logical_or.at(covered_all, pi, np.hypot(nx[pi] - cx[pj][:, None], ny[pi] - cy[pj][:, None])
+                     < (r[pj] - 1.5)[:, None])
     # The printed-ring check again on the finely measured circles (a coarse radius can miss the ring by a px).
     print_of = np.zeros(len(acc), bool)
     if cfg.printed_ring_ratio > 0 and len(acc) > 1:
