@@ -726,8 +726,9 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     if verifier is not None and cfg.prescreen_ray_score > 0:
         # Most of the others are art and texture too, whose rays the ray network scores at next to nothing, which
         # a few rays show as well as all of them (the disks accepted on the tuning seeds score 0.08 or more on 12
-        # rays; `prescreen_rays` 8 found the same disks): they go before the all-ray look. A seeded candidate, a
-        # clean circle and one the geometric acceptance may take are kept whatever they score.
+        # rays of their final circles; `prescreen_ray_score` 0.04 on 8 rays of this first fit found the same
+        # disks): they go before the all-ray look. A seeded candidate, a clean circle and one the geometric
+        # acceptance may take are kept whatever they score.
         ask = np.nonzero(alive & ~seeded & ~clean & (frac0 < cfg.accept_geometric))[0]
         pre_angles = np.arange(cfg.prescreen_rays) * (2.0 * math.pi / cfg.prescreen_rays)
         pre = verifier.ray_scores(img, cx[ask], cy[ask], rf[ask], cand.size_idx[ask], pre_angles, ppm).mean(1)
