@@ -358,15 +358,34 @@ class Tracker:
             return enforce_pairs(out, above) if above else out
 
     def _place_hidden(self, disks: list[Disk]) -> list[Disk]:
-        """A hidden disk lies under every disk that overlaps it now: its z is one below the lowest of them."""
-        out = list(disks)
-        for k, d in enumerate(out):
-            if d.z != -1 or not d.extra.get("hidden"):
-                continue
-            over = [o.z for o in out if o is not d and not o.extra.get("hidden") and
-                    math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) < o.radius_mm + d.radius_mm]
-            out[k] = replace(d, z=(min(over) - 1) if over else 0)
-        return out
+        """A hidden disk lies under every disk that overlaps it now. The order of the seen disks is kept and the
+        hidden ones are put under them: z is the longest chain of disks below (a hidden disk under a disk on the
+        felt goes to 0 and lifts that disk and what lies on it, never to -1)."""
+        hidden = [d.z == -1 and bool(d.extra.get("hidden")) for d in disks]
+        if not any(hidden):
+            return list(disks)
+        n = len(disks)
+        below: list[set[int]] = [set() for _ in range(n)]
+        for a in range(n):
+            for b in range(n):
+                if a == b or hidden[a]:
+                    continue
+                da, db = disks[a], disks[b]
+                if math.hypot(da.x_mm - db.x_mm, da.y_mm - db.y_mm) >= da.radius_mm + db.radius_mm:
+                    continue
+                if hidden[b] or da.z > db.z:
+                    below[a].add(b)
+        z = [-1] * n
+
+        def depth(u: int, path: frozenset = frozenset()) -> int:
+            if z[u] >= 0:
+                return z[u]
+            z[u] = 1 + max((depth(v, path | {u}) for v in below[u] if v not in path), default=-1)
+            return z[u]
+
+        for u in range(n):
+            depth(u)
+        return [replace(d, z=z[k]) if z[k] != d.z else d for k, d in enumerate(disks)]
 
     def _owner(self, t: Track) -> str | None:
         c = self._correction(t.id, "owner")

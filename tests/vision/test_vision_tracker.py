@@ -66,6 +66,22 @@ def test_disk_hidden_under_a_new_disk_stays_in_the_scene_below_it():
     assert top.z > hidden.z
 
 
+def test_hidden_disk_under_a_disk_on_the_felt_never_gets_negative_z():
+    """Regression: a disk hidden under a disk lying on the felt was put at z = -1 (one below 0); the Scene then
+    carried a negative z and every pair with it was misordered. Now the seen disks are lifted over it."""
+    t = Tracker(players=PLAYERS)
+    a = t.update(scene(disk(1, 400, 400, "small"), disk(2, 700, 700)))
+    small_id = ids_at(a)[(400, 400)]
+    b = t.update(scene(disk(3, 401, 400, "large", z=0), disk(4, 430, 400, "small", z=1, ring=BLUE),
+                       disk(2, 700, 700)))
+    hidden = b.disk(small_id)
+    assert hidden.extra.get("hidden") is True and hidden.z == 0
+    large, on_top, lone = (b.disk(ids_at(b)[p]) for p in ((401, 400), (430, 400), (700, 700)))
+    assert hidden.z < large.z < on_top.z
+    assert lone.z == 0
+    assert min(d.z for d in b.disks) == 0
+
+
 def test_removed_disk_becomes_a_casualty_after_a_few_commits():
     t = Tracker(TrackerConfig(casualty_after=2), players=PLAYERS)
     a = t.update(scene(disk(1, 100, 100), disk(2, 600, 600)))
