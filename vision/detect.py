@@ -1309,14 +1309,16 @@ def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previ
     ppm = px_per_mm(calibration)
     fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config,
                         battlefield_px=battlefield_px(calibration))
-    order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)
+    guessed = frozenset(frozenset(p) for p in (previous.extra.get("uncertain_pairs") or ())) \
+        if previous is not None else frozenset()
+    order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config, uncertain_before=guessed)
     # A weak new circle is more often art or texture than a disk (one the previous scene had here is kept);
     # the order is taken again without it, so no pair refers to a dropped disk.
     keep = [k for k, f in enumerate(fits) if order.confidences[k] >= config.min_confidence
             or f.seed_id is not None or f.rim_fraction >= config.keep_rim_fraction]
     if len(keep) < len(fits):
         fits = [fits[k] for k in keep]
-        order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config)
+        order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config, uncertain_before=guessed)
     return fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
                          config.disk_thickness_mm)
 

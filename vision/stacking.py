@@ -110,8 +110,10 @@ def _reachable(adj: dict[int, set[int]], s: int, t: int) -> bool:
 
 def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 1.0,
                  config: StackingConfig = DEFAULT_STACKING,
-                 detector: DetectorConfig = DEFAULT_CONFIG) -> StackOrder:
-    """z for every fit (0 = on the felt) from rim evidence and the history the fits carry (seed ids and z)."""
+                 detector: DetectorConfig = DEFAULT_CONFIG,
+                 uncertain_before: frozenset[frozenset[str]] = frozenset()) -> StackOrder:
+    """z for every fit (0 = on the felt) from rim evidence and the history the fits carry (seed ids and z);
+    `uncertain_before`: the pairs (of seed ids) the previous scene reported uncertain, whose order it only guessed."""
     n = len(fits)
     if n == 0:
         return StackOrder((), (), (), ())
@@ -149,8 +151,11 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
         hist = None
         hsource = None
         if a.seed_z is not None and b.seed_z is not None and a.seed_z != b.seed_z:
-            hist = 1 if a.seed_z > b.seed_z else -1
-            hsource = "history"
+            # The previous scene's order of the two, unless that order was itself a guess (reported uncertain
+            # then): history must not turn a guess into a certainty.
+            if frozenset((a.seed_id, b.seed_id)) not in uncertain_before:
+                hist = 1 if a.seed_z > b.seed_z else -1
+                hsource = "history"
         elif (a.seed_id is None) != (b.seed_id is None):
             # The new disk arrived onto the resting one: it is above it.
             hist = 1 if a.seed_id is None else -1

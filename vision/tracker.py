@@ -300,6 +300,7 @@ class Tracker:
                     match[rest_d[k]] = tid
         out: list[Disk] = []
         seen: set[str] = set()
+        renamed: dict[str, str] = {}     # detector id -> track id
         for i, d in enumerate(dets):
             tid = match.get(i)
             if tid is None:
@@ -317,6 +318,7 @@ class Tracker:
             if d.player is not None:
                 t.player = d.player
             seen.add(tid)
+            renamed[d.id] = tid
             out.append(replace(d, id=tid))
         # 3: tracks without a detection: hidden under disks now, or gone.
         for t in list(self.tracks.values()):
@@ -343,6 +345,13 @@ class Tracker:
         if above:
             result = enforce_pairs(result, above)
         extra = dict(result.extra)
+        if "uncertain_pairs" in extra:
+            # The detector named the pairs by its own ids: name them by the tracks, as the disks now are.
+            pairs = [sorted(renamed[i] for i in p) for p in extra["uncertain_pairs"] if all(i in renamed for i in p)]
+            if pairs:
+                extra["uncertain_pairs"] = pairs
+            else:
+                del extra["uncertain_pairs"]
         if self.casualties:
             extra["casualties"] = list(self.casualties)
         return replace(result, extra=extra)

@@ -82,6 +82,20 @@ def test_hidden_disk_under_a_disk_on_the_felt_never_gets_negative_z():
     assert min(d.z for d in b.disks) == 0
 
 
+def test_uncertain_pairs_are_named_by_track_ids():
+    """Regression: the tracker renamed the disks to their tracks but left `uncertain_pairs` in the detector's
+    ids, so the page and the next frame's history flagged the wrong pairs."""
+    from dataclasses import replace
+
+    t = Tracker(players=PLAYERS)
+    a = t.update(scene(disk(1, 100, 100), disk(2, 300, 300)))
+    b = t.update(replace(scene(disk(7, 300, 300, z=1), disk(8, 340, 300, "small"), disk(9, 100, 100)),
+                         extra={"uncertain_pairs": [["x7", "x8"], ["x8", "gone"]]}))
+    pair = b.extra["uncertain_pairs"]
+    assert pair == [sorted([ids_at(b)[(300, 300)], ids_at(b)[(340, 300)]])]
+    assert ids_at(b)[(300, 300)] == ids_at(a)[(300, 300)]
+
+
 def test_removed_disk_becomes_a_casualty_after_a_few_commits():
     t = Tracker(TrackerConfig(casualty_after=2), players=PLAYERS)
     a = t.update(scene(disk(1, 100, 100), disk(2, 600, 600)))
