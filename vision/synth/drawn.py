@@ -16,7 +16,8 @@ import numpy as np
 
 
 RADII = {"small": 22.0, "medium": 32.0, "large": 44.5}
-RING_COLOURS = {"red": (40, 40, 200), "blue": (200, 90, 30), "yellow": (40, 210, 230), "white": (235, 235, 235)}
+RING_COLOURS = {"red": (40, 40, 200), "blue": (200, 90, 30), "yellow": (40, 210, 230), "white": (235, 235, 235),
+                "olive": (60, 120, 80)}   # olive: an army whose ring barely differs from the green felt
 SHIFT = 4  # cv2 drawing with sub-pixel centres: fixed point with 4 fractional bits
 
 
