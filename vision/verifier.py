@@ -79,16 +79,30 @@ def ray_features(lab: np.ndarray, size_idx: np.ndarray) -> np.ndarray:
     ray's border-ring colour lies from the candidate's median ring colour (the ring is one colour all round), and
     how far its outside lies from the candidate's median outside (felt all round, or not)."""
     M, K, S, _ = lab.shape
-    scaled = lab * np.array([1 / 50.0, 1 / 40.0, 1 / 40.0], np.float32) - np.array([1.0, 0.0, 0.0], np.float32)
-    steps = np.linalg.norm(np.diff(lab, axis=2), axis=3) * np.float32(1 / 25.0)               # (M, K, S-1)
-    ring = lab[:, :, RING_INDEX, :]
-    ring_dev = np.linalg.norm(ring - _median_rays(ring), axis=2) * np.float32(1 / 25.0)
-    outside = lab[:, :, -2, :]
-    out_dev = np.linalg.norm(outside - _median_rays(outside), axis=2) * np.float32(1 / 25.0)
-    onehot = np.zeros((M, K, N_SIZES), np.float32)
+    out = np.empty((M, K, RAY_FEATURES), np.float32)
+    # Filled in place, each channel's scale tiled along the whole row (numpy is slow on a last axis of 3).
+    flat = lab.reshape(M, K, S * 3)
+    np.multiply(flat, np.tile(np.array([1 / 50.0, 1 / 40.0, 1 / 40.0], np.float32), S), out=out[..., :S * 3])
+    out[..., :S * 3] -= np.tile(np.array([1.0, 0.0, 0.0], np.float32), S)
+    steps = out[..., S * 3:S * 4 - 1]                                                          # (M, K, S-1)
+    d = flat[..., 3:] - flat[..., :-3]
+    np.sqrt(_sum_squares3(d), out=steps)
+    steps *= np.float32(1 / 25.0)
+    for col, j in ((S * 4 - 1, RING_INDEX), (S * 4, S - 2)):   # the ring's, then the outside's deviation
+        c = lab[:, :, j, :]
+        np.sqrt(_sum_squares3((c - _median_rays(c)).reshape(M, K * 3)), out=out[..., col])
+        out[..., col] *= np.float32(1 / 25.0)
+    onehot = out[..., S * 4 + 1:]
+    onehot[...] = 0.0
     onehot[np.arange(M), :, np.asarray(size_idx, np.int64)] = 1.0
-    return np.concatenate([scaled.reshape(M, K, S * 3), steps, ring_dev[..., None], out_dev[..., None], onehot],
-                          axis=2).astype(np.float32)
+    return out
+
+
+def _sum_squares3(d: np.ndarray) -> np.ndarray:
+    """Per colour triple of the last axis (..., 3n) -> (..., n): x0^2 + x1^2 + x2^2, summed in that order as
+    np.linalg.norm does."""
+    x, y, z = d[..., 0::3], d[..., 1::3], d[..., 2::3]
+    return (x * x + y * y) + z * z
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -173,9 +187,12 @@ class Mlp:
         shape = x.shape[:-1]
         if x.shape[-1] != self.inputs:
             raise ValueError(f"expected {self.inputs} inputs, got {x.shape[-1]}")
-        h = ((x.reshape(-1, x.shape[-1]) - self.mean) / self.scale).astype(np.float32)
+        h = np.subtract(x.reshape(-1, x.shape[-1]), self.mean)
+        np.divide(h, self.scale, out=h)
+        h = h.astype(np.float32, copy=False)
         for k, (w, b) in enumerate(zip(self.weights, self.biases)):
-            h = h @ w + b
+            h = h @ w
+            h += b
             if k < len(self.weights) - 1:
                 np.maximum(h, 0.0, out=h)
         z = np.clip(h[:, 0], -30.0, 30.0)
