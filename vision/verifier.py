@@ -180,6 +180,10 @@ class Mlp:
             raise ValueError("an Mlp needs as many bias vectors as weight matrices, at least one")
         if self.weights[0].shape[0] != self.mean.shape[0] or self.mean.shape != self.scale.shape:
             raise ValueError("input standardisation does not match the first layer")
+        # The standardisation folded into the first layer (one pass over the inputs less; float rounding only).
+        w0 = (self.weights[0] / self.scale[:, None]).astype(np.float32)
+        b0 = (self.biases[0] - (self.mean / self.scale) @ self.weights[0]).astype(np.float32)
+        object.__setattr__(self, "_layers", ((w0, b0),) + tuple(zip(self.weights[1:], self.biases[1:])))
 
     @property
     def inputs(self) -> int:
@@ -189,13 +193,11 @@ class Mlp:
         shape = x.shape[:-1]
         if x.shape[-1] != self.inputs:
             raise ValueError(f"expected {self.inputs} inputs, got {x.shape[-1]}")
-        h = np.subtract(x.reshape(-1, x.shape[-1]), self.mean)
-        np.divide(h, self.scale, out=h)
-        h = h.astype(np.float32, copy=False)
-        for k, (w, b) in enumerate(zip(self.weights, self.biases)):
+        h = x.reshape(-1, x.shape[-1]).astype(np.float32, copy=False)
+        for k, (w, b) in enumerate(self._layers):
             h = h @ w
             h += b
-            if k < len(self.weights) - 1:
+            if k < len(self._layers) - 1:
                 np.maximum(h, 0.0, out=h)
         z = np.clip(h[:, 0], -30.0, 30.0)
         return (1.0 / (1.0 + np.exp(-z))).reshape(shape)
