@@ -82,7 +82,19 @@ class MotionGate:
         return float(count) / (ppm * ppm)
 
     def _prep(self, small_bgr: np.ndarray) -> np.ndarray:
-        return cv2.GaussianBlur(small_bgr, (3, 3), 0).astype(np.int16)
+        return cv2.GaussianBlur(small_bgr, (3, 3), 0)
+
+    def _differs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Pixels where any colour channel differs by more than the threshold, isolated pixels (noise, JPEG)
+        left out: motion and change are connected patches. (OpenCV element-wise work: this runs on every frame.)"""
+        d = cv2.absdiff(a, b)
+        if d.ndim == 3:
+            chans = cv2.split(d)
+            d = chans[0]
+            for c in chans[1:]:
+                d = cv2.max(d, c)
+        over = (d > self.config.pixel_threshold).astype(np.uint8)
+        return cv2.morphologyEx(over, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
 
     def _area(self, mask: np.ndarray) -> float:
         return self._area_px(int(np.count_nonzero(mask)))
@@ -95,10 +107,7 @@ class MotionGate:
             self._still_since = t
             motion = 0.0
         else:
-            diff = np.abs(cur - self._prev).max(axis=2) > cfg.pixel_threshold
-            # Isolated pixels are noise or JPEG; motion is a connected patch.
-            diff = cv2.morphologyEx(diff.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
-            motion = self._area(diff)
+            motion = self._area(self._differs(cur, self._prev))
             self._prev = cur
         skin = skin_mask(small_bgr)
         if self._ref_skin is None and self._settle_skin is None:
@@ -112,9 +121,7 @@ class MotionGate:
         # A hand is one large connected blob, not the sum of many small skin-toned spots in the art.
         hand = self._largest_blob_mm2(new_skin) >= cfg.hand_area_mm2
         if self._ref is not None and self._ref.shape == cur.shape:
-            ch = np.abs(cur - self._ref).max(axis=2) > cfg.pixel_threshold
-            ch = cv2.morphologyEx(ch.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
-            changed = self._area(ch)
+            changed = self._area(self._differs(cur, self._ref))
         else:
             changed = float("inf")
         if motion >= cfg.motion_area_mm2 or hand:
