@@ -140,7 +140,11 @@ def _drawn_truth(seed: int) -> tuple[np.ndarray, TrueDisks]:
 
     rng = np.random.default_rng(seed)
     rings = tuple(rng.permutation(list(drawn.RING_COLOURS))[:2])
-    disks = drawn.random_layout(seed, n=int(rng.integers(15, 40)), stacks=int(rng.integers(3, 10)), rings=rings)
+    # Half the tables also stack disks nearly centred on the one below (a flip can land so): a circle centred in a
+    # disk is then its print or a disk on it, and the verifier must see both.
+    reach = (0.0, 0.85) if seed % 4 >= 2 else (0.45, 0.85)
+    disks = drawn.random_layout(seed, n=int(rng.integers(15, 40)), stacks=int(rng.integers(3, 10)), rings=rings,
+                                stack_reach=reach)
     img = drawn.draw_table(disks, seed, clutter=bool(seed % 2), noise=float(rng.uniform(1.0, 5.0)))
     x = np.array([d.x_mm + 40.0 for d in disks])
     y = np.array([d.y_mm + 40.0 for d in disks])

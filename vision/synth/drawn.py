@@ -100,9 +100,10 @@ def draw_table(disks, seed=0, size=(980, 980), clutter=False, noise=3.0):
     return img
 
 
-def random_layout(seed, n=40, stacks=6, rings=("red", "blue")):
+def random_layout(seed, n=40, stacks=6, rings=("red", "blue"), stack_reach=(0.45, 0.85)):
     """n disks without overlaps except `stacks` deliberate overlapping pairs/triples; ring colours drawn from the
-    first two of `rings`."""
+    first two of `rings`; a stacked disk's centre lies `stack_reach` (a range, as shares of the two radii's sum)
+    from the one below (near 0: nearly centred on it)."""
     rng = np.random.default_rng(seed)
     sizes = ["small", "medium", "large"]
     rings = list(rings)
@@ -119,7 +120,7 @@ def random_layout(seed, n=40, stacks=6, rings=("red", "blue")):
         base = disks[k]
         s = sizes[rng.integers(0, 3)]
         ang = rng.uniform(0, 2 * math.pi)
-        dist = rng.uniform(0.45, 0.85) * (RADII[s] + RADII[base.size])
+        dist = rng.uniform(*stack_reach) * (RADII[s] + RADII[base.size])
         disks.append(DrawnDisk(base.x_mm + dist * math.cos(ang), base.y_mm + dist * math.sin(ang), s,
                                base.z + 1, rings[rng.integers(0, 2)]))
     return disks
