@@ -71,6 +71,7 @@ class DetectorConfig:
     ring_depth_mm: float = 2.5           # where the border ring is sampled, inside the rim
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
     use_verifier: bool = True            # accept by the learned rim verifier (vision.verifier), else by thresholds
+    verifier_path: str | None = None     # a rim verifier file of one's own (None: the shipped one)
     prescreen_ray_score: float = 0.04    # mean ray score under which a placed circle is no disk (0: no prescreen)
     prescreen_rays: int = 8              # ... on this many rays
     verifier_rays: int = 24              # rays the verifier scores per candidate at acceptance (divides screen_rays)
@@ -98,6 +99,8 @@ class DetectorConfig:
             raise ValueError("printed_ring_offset_px must be >= 0")
         if not 0 <= self.disk_thickness_mm <= 20:
             raise ValueError("disk_thickness_mm must be within 0..20")
+        if self.verifier_path is not None and not isinstance(self.verifier_path, str):
+            raise ValueError("verifier_path must be a file path (str) or None")
         lo, hi = self.recentre_band
         if not 0.0 <= lo <= hi <= 1.0:
             raise ValueError("recentre_band must be (low, high) within 0..1, low <= high")
@@ -1170,7 +1173,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (a disk hanging
     over an edge), never in the corner squares beyond two edges, where the marker tiles lie."""
     cfg = config
-    verifier = load_verifier() if cfg.use_verifier else None
+    verifier = load_verifier(cfg.verifier_path) if cfg.use_verifier else None
     v, img = _candidate_fits(rect, sizes, px_per_mm_, seeds, cfg, battlefield_px, verifier)
     if v is None:
         return []

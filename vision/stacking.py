@@ -130,7 +130,7 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
         used = sorted({k for pair in pairs for k in pair})     # only disks that overlap another need reading
         sub = [fits[k] for k in used]
         rim_p = np.zeros((n, K))
-        rim_p[used] = load_verifier().ray_scores(img, np.array([f.cx for f in sub]), np.array([f.cy for f in sub]),
+        rim_p[used] = load_verifier(detector.verifier_path).ray_scores(img, np.array([f.cx for f in sub]), np.array([f.cy for f in sub]),
                                                  np.array([f.r_px for f in sub]),
                                                  np.array([SIZE_CLASSES.index(f.size) for f in sub]), ang,
                                                  px_per_mm_)

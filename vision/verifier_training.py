@@ -178,9 +178,14 @@ def gather(folders: list[Path], drawn_seeds: int = 0, log=print) -> list[FrameDa
     from vision.synth.drawn import identity_calibration
     from vision.synth.seeds import DRAWN_TUNING_SEEDS, GATE_SEEDS
 
+    if not 0 <= drawn_seeds <= len(DRAWN_TUNING_SEEDS):
+        raise InputError(f"--drawn: expected 0..{len(DRAWN_TUNING_SEEDS)} drawn tables, got {drawn_seeds}")
     out = []
     for folder in folders:
-        man = json.loads((folder / "manifest.json").read_text())
+        try:
+            man = json.loads((folder / "manifest.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{folder}: not a `tablesight synth` folder ({exc.__class__.__name__}: {exc})") from None
         if int(man["seed"]) in set(GATE_SEEDS):
             raise InputError(f"{folder}: rendered from gate seed {man['seed']}; train on tuning seeds only")
         diam = tuple(float(man["disk_diameters_mm"][k]) for k in SIZE_CLASSES)
@@ -275,13 +280,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folders", nargs="+", type=Path)
     p.add_argument("--out", type=Path, default=V.MODEL_PATH)
-    p.add_argument("--drawn", type=int, default=60, help="drawn tables (DRAWN_TUNING_SEEDS) to learn from too")
+    p.add_argument("--drawn", type=int, default=80, help="drawn tables (DRAWN_TUNING_SEEDS) to learn from too")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     try:
         data = gather(args.folders, args.drawn)
     except InputError as exc:
         print(f"verifier_training: {exc}", file=sys.stderr)
+        return 2
+    if len({d.seed for d in data}) < 2:
+        print("verifier_training: need the frames of at least two seeds (one half for each network)",
+              file=sys.stderr)
         return 2
     verifier, stats = train(data, args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)

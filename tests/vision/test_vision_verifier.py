@@ -144,3 +144,37 @@ def test_training_refuses_gate_seed_folders(tmp_path):
                                                                                      "large": 89}}))
     with pytest.raises(InputError, match="gate seed"):
         T.gather([tmp_path / "f"])
+
+
+@pytest.mark.parametrize("folders, drawn, message", [
+    (["no-such-folder"], 0, "not a `tablesight synth` folder"),
+    ([], -1, "--drawn"),
+    ([], 10_000, "--drawn"),
+])
+def test_training_refuses_bad_input_with_one_line(tmp_path, folders, drawn, message):
+    from vision import verifier_training as T
+
+    with pytest.raises(InputError, match=message):
+        T.gather([tmp_path / f for f in folders], drawn_seeds=drawn)
+
+
+def test_detector_takes_a_verifier_file_of_ones_own(tmp_path):
+    """`DetectorConfig(verifier_path=...)` scores with that file (here a copy of the shipped one: same disks);
+    a file that is not a verifier is one clear error."""
+    import shutil
+
+    from vision.detect import DetectorConfig, detect_frame
+    from vision.synth.drawn import draw_table, identity_calibration, random_layout
+
+    img = draw_table(random_layout(31, n=10, stacks=2), 31)
+    own = tmp_path / "own.npz"
+    shutil.copy(V.MODEL_PATH, own)
+    shipped = detect_frame(img, identity_calibration())
+    mine = detect_frame(img, identity_calibration(), config=DetectorConfig(verifier_path=str(own)))
+    assert [(d.x_mm, d.y_mm, d.z) for d in mine.disks] == [(d.x_mm, d.y_mm, d.z) for d in shipped.disks]
+    bad = tmp_path / "bad.npz"
+    bad.write_text("nonsense")
+    with pytest.raises(InputError, match="rim verifier bad.npz"):
+        detect_frame(img, identity_calibration(), config=DetectorConfig(verifier_path=str(bad)))
+    with pytest.raises(ValueError, match="verifier_path"):
+        DetectorConfig(verifier_path=3)
