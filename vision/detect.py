@@ -82,6 +82,12 @@ class DetectorConfig:
     history_score_factor: float = 0.6    # a disk the previous scene had here needs this share of the score
     accept_geometric: float = 0.85       # rim fraction that accepts a clean circle without the verifier (1: never)
     geometric_residual_px: float = 0.8   # ... when its rim points lie this close to the circle (RMS)
+    align_iterations: int = 3            # sub-pixel centre by rim-profile alignment: passes (0: edge points only)
+    align_rays: int = 120                # ... rays per disk
+    align_inner_px: float = 8.0          # ... the rim band compared: this far inside the rim
+    align_outer_px: float = 1.0          # ... and this far outside it (the felt beyond carries shadows)
+    align_reach_px: float = 3.0          # ... each ray's profile may shift this far
+    align_min_match: float = 0.5         # ... a ray counts when its profile matches the disk's this well (NCC)
 
     def __post_init__(self) -> None:
         if not 24 <= self.rays <= 720:
@@ -114,6 +120,14 @@ class DetectorConfig:
             raise ValueError("prescreen_rays must be within 4..96")
         if not 8 <= self.verifier_rays <= self.screen_rays or self.screen_rays % self.verifier_rays:
             raise ValueError("verifier_rays must be at least 8 and divide screen_rays")
+        if not 0 <= self.align_iterations <= 10:
+            raise ValueError("align_iterations must be within 0..10")
+        if not 24 <= self.align_rays <= 720:
+            raise ValueError("align_rays must be within 24..720")
+        if not (0.5 <= self.align_inner_px <= 20 and 0 <= self.align_outer_px <= 10 and 0.5 <= self.align_reach_px <= 6):
+            raise ValueError("need 0.5 <= align_inner_px <= 20, 0 <= align_outer_px <= 10, 0.5 <= align_reach_px <= 6")
+        if not 0.0 < self.align_min_match < 1.0:
+            raise ValueError("align_min_match must be within (0, 1)")
 
 
 DEFAULT_CONFIG = DetectorConfig()
@@ -638,6 +652,65 @@ def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: 
         off = _refit_offsets(cx, cy, rr, off, angles, fx, fy, fr)
         cx, cy, rr = fx, fy, fr
     return cx, cy, off, angles, rr
+
+
+def _align_rims(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, cfg: DetectorConfig
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Sub-pixel centres from the whole rim profile, not one edge per ray.
+
+    A disk's rim is several edges close together: the border ring's inner line, the printed outline, the cut
+    edge, the cardboard side on the side facing the camera, a cast shadow beyond. Which of them is the strongest
+    step changes round the disk, so "the strongest edge on each ray" jumps between them by a px or two and pulls
+    the centre. Here every ray's colour-step profile across the rim band is aligned (normalised
+    cross-correlation, parabolic sub-sample peak) to the disk's own median profile over its rays; the centre is
+    the robust fit of those shifts, and the profiles are sampled again around it. A ray that matches poorly
+    (under another disk, a badge, a hand) does not count. Returns refined (cx, cy); the radius is unchanged.
+    """
+    M = len(cx)
+    cx = np.asarray(cx, np.float64).copy()
+    cy = np.asarray(cy, np.float64).copy()
+    if M == 0 or cfg.align_iterations == 0:
+        return cx, cy
+    K = cfg.align_rays
+    step = 0.5
+    n_sh = int(round(cfg.align_reach_px / step))
+    n_in = int(round(cfg.align_inner_px / step))
+    n_out = int(round(cfg.align_outer_px / step))
+    nc = n_in + n_out + 1                                       # samples of the compared band
+    # Offsets from r: the band widened by the reach each side, and one more sample each side for the difference.
+    rho = (np.arange(-(n_in + n_sh + 1), n_out + n_sh + 2) * step).astype(np.float32)
+    ang = np.arange(K) * (2.0 * math.pi / K)
+    ca, sa = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    shifts = np.arange(-n_sh, n_sh + 1)
+    rr = r.astype(np.float32)[:, None, None] + rho[None, None, :]
+    for _ in range(cfg.align_iterations):
+        X = cx.astype(np.float32)[:, None, None] + rr * ca[None, :, None]
+        Y = cy.astype(np.float32)[:, None, None] + rr * sa[None, :, None]
+        P = _sample(img, X, Y)                                  # (M, K, D, C)
+        d = P[:, :, 2:] - P[:, :, :-2]                          # central colour step
+        g = np.sqrt((d * d).sum(3))                             # (M, K, D - 2): step strength along the ray
+        t = np.median(g[:, :, n_sh:n_sh + nc], axis=1)          # the disk's own profile at zero shift (M, nc)
+        t = t - t.mean(1, keepdims=True)
+        t /= np.linalg.norm(t, axis=1, keepdims=True) + 1e-6
+        win = np.lib.stride_tricks.sliding_window_view(g, nc, axis=2)      # (M, K, S, nc)
+        num = np.einsum("mksc,mc->mks", win, t)                 # t has zero mean: no need to centre the windows
+        c1 = np.cumsum(np.pad(g, ((0, 0), (0, 0), (1, 0))), axis=2)
+        c2 = np.cumsum(np.pad(g * g, ((0, 0), (0, 0), (1, 0))), axis=2)
+        s1 = c1[:, :, nc:] - c1[:, :, :-nc]
+        s2 = c2[:, :, nc:] - c2[:, :, :-nc]
+        ncc = num / np.sqrt(np.maximum(s2 - s1 * s1 / nc, 1e-6))          # (M, K, S)
+        j = np.argmax(ncc, axis=2)
+        jj = np.clip(j, 1, len(shifts) - 2)[..., None]
+        a0 = np.take_along_axis(ncc, jj - 1, 2)[..., 0]
+        a1 = np.take_along_axis(ncc, jj, 2)[..., 0]
+        a2 = np.take_along_axis(ncc, jj + 1, 2)[..., 0]
+        den = a0 - 2.0 * a1 + a2
+        frac = np.clip(np.where(np.abs(den) > 1e-9, 0.5 * (a0 - a2) / np.where(np.abs(den) > 1e-9, den, 1.0), 0.0),
+                       -0.5, 0.5)
+        ok = (a1 >= cfg.align_min_match) & (j > 0) & (j < len(shifts) - 1)   # a peak at the reach's end: none
+        off = np.where(ok, (shifts[jj[..., 0]] + frac) * step, np.nan)
+        cx, cy = _fit_centres(cx, cy, r.astype(np.float64), off, ang, iterations=4, scale=1.0)
+    return cx, cy
 
 
 def _step_consistency(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, off: np.ndarray,
@@ -1192,6 +1265,9 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     K = cfg.rays
     cx, cy, r = v.cx[acc], v.cy[acc], v.r[acc]
     cx, cy, off, angles, r = _measure(img, cx, cy, r, K, cfg, ((2.0, 4, 1.0),), v.shadow, cfg.radius_freedom_px)
+    ax, ay = _align_rims(img, cx, cy, r, cfg)
+    off = _refit_offsets(cx, cy, r, off, angles, ax, ay, r)
+    cx, cy = ax, ay
     aligned = _alignment(tensor, cx, cy, r, off, angles) >= cfg.min_alignment
     support = _support(off, angles, v.shadow, cfg.rim_tolerance_px, aligned)
     resid = _residual(off, support, angles, v.shadow)

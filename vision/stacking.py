@@ -27,7 +27,7 @@ class PairEvidence:
     upper: int            # index into the fits
     lower: int
     strength: float       # 0..1, how clearly the frame (and history) say so
-    source: str           # "rim", "history", "arrival", "rim+history", "guess"
+    source: str           # "rim", "nested", "history", "arrival", "rim+history", "guess", "implied"
     uncertain: bool
 
 
@@ -43,15 +43,24 @@ class StackOrder:
 class StackingConfig:
     """How much rim evidence orders a pair, and how history weighs in."""
 
-    min_samples: int = 4          # lens rays needed for a rim reading
+    min_samples: int = 4          # lens rays needed for a rim reading (edge reading; the verifier weighs each ray)
     clear_margin: float = 0.25    # score difference that orders a pair from the frame alone
     strong_margin: float = 0.5    # a frame reading this clear overrides history
     ring_match: float = 38.0      # colour distance (0-255 BGR) for "this is my border ring"
+    lens_inside_px: float = 1.0   # a lens ray's rim point lies at least this far inside the other disk
+    lens_full_px: float = 2.0     # ... and counts fully from this depth (shallower: the other disk's rim blurs in)
+    ray_logit_cap: float = 1.5    # one lens ray's evidence (logit of its rim score) is capped at this
+    evidence_scale: float = 20.0  # summed ray evidence (logits) per unit of the margins below
+    nested_fraction: float = 0.85  # a disk with this much of its rim inside the other lies on it (0: not used)
     uncertain_confidence_factor: float = 0.7
 
     def __post_init__(self) -> None:
         if self.min_samples < 1:
             raise ValueError("min_samples must be >= 1")
+        if not 0.0 <= self.lens_inside_px < self.lens_full_px:
+            raise ValueError("need 0 <= lens_inside_px < lens_full_px")
+        if not (self.ray_logit_cap > 0 and self.evidence_scale > 0):
+            raise ValueError("ray_logit_cap and evidence_scale must be > 0")
         if not 0 < self.clear_margin <= self.strong_margin <= 1:
             raise ValueError("need 0 < clear_margin <= strong_margin <= 1")
 
@@ -63,36 +72,60 @@ def overlapping(a: DiskFit, b: DiskFit, margin_px: float = 0.5) -> bool:
     return math.hypot(a.cx - b.cx, a.cy - b.cy) < a.r_px + b.r_px - margin_px
 
 
-def _lens_scores(img: np.ndarray, fits: Sequence[DiskFit], i: int, j: int, K: int,
-                 cfg: DetectorConfig, scfg: StackingConfig, ppm: float, rim_p: np.ndarray | None = None
-                 ) -> tuple[float, int]:
-    """How visible disk i's rim is where it runs inside disk j (and outside every other disk): the rim verifier's
-    mean ray score there when `rim_p` (n, K) holds every fit's ray scores, else the share of rays with a rim edge
-    and the disk's border ring just inside it."""
+def _lens_evidence(img: np.ndarray, fits: Sequence[DiskFit], i: int, j: int, K: int,
+                   cfg: DetectorConfig, scfg: StackingConfig, ppm: float, rim_p: np.ndarray | None = None
+                   ) -> tuple[float, int]:
+    """How much disk i's rim shows where it runs inside disk j (and outside every other disk), as evidence that i
+    lies above j: > 0 for above, < 0 for under, 0 with no lens rays; and the number of lens rays.
+
+    With `rim_p` (n, K), every fit's rim verifier ray scores, the evidence is the sum over the lens rays of the
+    score's logit, each capped (neighbouring rays share pixels) and weighted by how deep inside j the ray's rim
+    point lies (near the crossing points j's own rim blurs into the ray). Summing, not averaging, lets the many
+    rays of a small disk lying on a large one outweigh the few rays of the large disk's rim that the small one
+    barely covers. Without it: the share of rays with a rim edge and the disk's border ring just inside it,
+    minus one half."""
     a, b = fits[i], fits[j]
     ang = np.arange(K) * (2.0 * math.pi / K)
     px = a.cx + a.r_px * np.cos(ang)
     py = a.cy + a.r_px * np.sin(ang)
+    depth = b.r_px - np.hypot(px - b.cx, py - b.cy)
     # The ray network reads a rim hidden from 1 px under the other disk (as it was taught); edges need 2 px.
-    sel = np.hypot(px - b.cx, py - b.cy) < b.r_px - (1.0 if rim_p is not None else 2.0)
+    sel = depth > (scfg.lens_inside_px if rim_p is not None else 2.0)
+    third = np.zeros(K, bool)
     for k, f in enumerate(fits):
         if k not in (i, j):
-            sel &= np.hypot(px - f.cx, py - f.cy) > f.r_px + 2.0
+            third |= np.hypot(px - f.cx, py - f.cy) <= f.r_px + 2.0
+    if rim_p is not None:
+        # The rim verifier's ray network was taught exactly this: does the disk's rim show on this ray, or does
+        # something lying on it hide it? Where a third disk lies too, a rim that shows is above both, but a hidden
+        # one may be under either: such rays count only for.
+        n = int(sel.sum())
+        if n == 0:
+            return 0.0, 0
+        p = np.clip(rim_p[i][sel], 1e-4, 1.0 - 1e-4)
+        w = np.clip((depth[sel] - scfg.lens_inside_px) / (scfg.lens_full_px - scfg.lens_inside_px), 0.0, 1.0)
+        logit = np.clip(np.log(p / (1.0 - p)), -scfg.ray_logit_cap, scfg.ray_logit_cap)
+        logit = np.where(third[sel], np.maximum(logit, 0.0), logit)
+        return float((w * logit).sum()) / scfg.evidence_scale, n
+    sel &= ~third
     n = int(sel.sum())
     if n == 0:
         return 0.0, 0
     angles = ang[sel]
-    if rim_p is not None:
-        # The rim verifier's ray network was taught exactly this: does the disk's rim show on this ray, or does
-        # something lying on it hide it?
-        return float(rim_p[i][sel].mean()), n
     off, _, _ = _rim_points(img, np.array([a.cx]), np.array([a.cy]), np.array([a.r_px]), angles, 2.0, cfg)
     edge = np.isfinite(off[0]) & (np.abs(np.nan_to_num(off[0], nan=9.0)) <= cfg.rim_tolerance_px + 0.3)
     depth = cfg.ring_depth_mm * ppm
     ring = _sample(img, (a.cx + (a.r_px - depth) * np.cos(angles))[None, :],
                    (a.cy + (a.r_px - depth) * np.sin(angles))[None, :])[0]
     ring_ok = np.linalg.norm(ring - np.array(a.ring_bgr, np.float32)[None, :], axis=1) <= scfg.ring_match
-    return float((0.5 * edge + 0.5 * ring_ok).mean()), n
+    return float((0.5 * edge + 0.5 * ring_ok).mean()) - 0.5, n
+
+
+def _rim_inside(a: DiskFit, b: DiskFit, K: int, margin_px: float) -> float:
+    """Share of disk a's rim that lies more than `margin_px` inside disk b."""
+    ang = np.arange(K) * (2.0 * math.pi / K)
+    d = np.hypot(a.cx + a.r_px * np.cos(ang) - b.cx, a.cy + a.r_px * np.sin(ang) - b.cy)
+    return float((d < b.r_px - margin_px).mean())
 
 
 def _reachable(adj: dict[int, set[int]], s: int, t: int) -> bool:
@@ -136,16 +169,22 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
                                                  px_per_mm_)
     for i, j in pairs:
         a, b = fits[i], fits[j]
-        si, ni = _lens_scores(img, fits, i, j, K, detector, config, px_per_mm_, rim_p)
-        sj, nj = _lens_scores(img, fits, j, i, K, detector, config, px_per_mm_, rim_p)
+        ei, ni = _lens_evidence(img, fits, i, j, K, detector, config, px_per_mm_, rim_p)
+        ej, nj = _lens_evidence(img, fits, j, i, K, detector, config, px_per_mm_, rim_p)
         frame = None  # +1: i above j
-        diff = 0.0
-        if ni >= config.min_samples and nj >= config.min_samples:
-            diff = si - sj
-        elif ni >= config.min_samples:
-            diff = si - 0.5  # only i's arc is readable: compare it with an even chance
-        elif nj >= config.min_samples:
-            diff = 0.5 - sj
+        # An arc with too few rays says nothing (the verifier's evidence is weighted ray by ray instead).
+        need = 1 if rim_p is not None else config.min_samples
+        diff = (ei if ni >= need else 0.0) - (ej if nj >= need else 0.0)
+        nested = False
+        if config.nested_fraction > 0:
+            # Under the other disk, a disk whose rim lies (nearly) all inside it would show too little rim to be
+            # found at all: found, it is the upper one, whatever its rim reads (a small disk centred on a large
+            # one reads much like the large disk's own printed ring).
+            fi = _rim_inside(a, b, K, config.lens_inside_px)
+            fj = _rim_inside(b, a, K, config.lens_inside_px)
+            if max(fi, fj) >= config.nested_fraction:
+                diff = config.strong_margin if fi > fj else -config.strong_margin
+                nested = True
         if abs(diff) >= config.clear_margin:
             frame = 1 if diff > 0 else -1
         hist = None
@@ -162,11 +201,12 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
             hsource = "arrival"
         if frame is not None and (hist is None or hist == frame):
             up, lo = (i, j) if frame > 0 else (j, i)
-            src = "rim" if hist is None else f"rim+{hsource}"
+            reading = "nested" if nested else "rim"
+            src = reading if hist is None else f"{reading}+{hsource}"
             decided.append(PairEvidence(up, lo, min(1.0, abs(diff) + (0.3 if hist else 0.0)), src, False))
         elif frame is not None and abs(diff) >= config.strong_margin:
             up, lo = (i, j) if frame > 0 else (j, i)
-            decided.append(PairEvidence(up, lo, abs(diff), "rim", False))
+            decided.append(PairEvidence(up, lo, abs(diff), "nested" if nested else "rim", False))
         elif frame is not None:
             # A clear reading against history: keep history's order, say it is uncertain.
             up, lo = (i, j) if hist > 0 else (j, i)
