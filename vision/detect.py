@@ -1299,8 +1299,10 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     np.logical_or.at(covered_all, pi, np.hypot(nx[pi] - cx[pj][:, None], ny[pi] - cy[pj][:, None])
                      < (r[pj] - 1.5)[:, None])
     # The printed-ring check again on the finely measured circles (a coarse radius can miss the ring by a px).
+    # Not after the rim verifier: it judged each circle knowing the disks around it (how centred it sits in one
+    # included), and this geometric check second-guessed small disks stacked a few px off a medium one's centre.
     print_of = np.zeros(len(acc), bool)
-    if cfg.printed_ring_ratio > 0 and len(acc) > 1:
+    if cfg.printed_ring_ratio > 0 and len(acc) > 1 and verifier is None:
         dist = np.hypot(cx[:, None] - cx[None, :], cy[:, None] - cy[None, :])
         pair = _inside_printed_ring(r[:, None], dist, r[None, :], v.r_class[acc][None, :], cfg)
         np.fill_diagonal(pair, False)
