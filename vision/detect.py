@@ -1057,8 +1057,16 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
         acc_score.append(float(score[i]))
         alive[i] = False
         dist = np.hypot(v.cx - v.cx[i], v.cy - v.cy[i])
-        # Copies of the same disk (another size class on the same rim, or the same class a little off) go.
-        alive &= ~((dist < 0.5 * v.r[i]) & ((v.size_idx == v.size_idx[i]) | (np.abs(v.r - v.r[i]) < 4.0)))
+        # Copies of the same disk (another size class on the same rim, or the same class a little off) go: very
+        # close circles, and close ones with a share of their rim on its rim. A disk stacked several mm off the
+        # one below has a rim of its own: it stays, to be scored knowing the other. (Removing every circle within
+        # half a radius lost the upper disk of such stacks, the more so with history, when the lower one's seed
+        # was taken first.)
+        twin = np.nonzero(alive & (dist < 0.5 * v.r[i]) & ((v.size_idx == v.size_idx[i]) | (np.abs(v.r - v.r[i]) < 4.0)))[0]
+        if len(twin):
+            # (Rim points where it has them, its own circle elsewhere.)
+            on_rim = np.abs(np.hypot(v.ex[twin] - v.cx[i], v.ey[twin] - v.cy[i]) - v.r[i]) <= cfg.explain_px
+            alive[twin[(dist[twin] < 0.25 * v.r[i]) | (on_rim.mean(1) >= 0.3)]] = False
         near = np.nonzero(alive & (dist < v.r + v.r[i]))[0]
         if not len(near):
             continue
