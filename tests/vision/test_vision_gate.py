@@ -69,6 +69,7 @@ def test_gate_detection_metrics(gate_results):
     assert found / present >= 0.95, f"recall {found}/{present}"
     assert (detections - false) / detections >= 0.98, f"precision {detections - false}/{detections}"
     assert np.median(errs) <= 0.5
+    assert np.percentile(errs, 95) <= 1.5, "centre error p95 (the sub-pixel rim alignment)"
     assert size_ok / max(found, 1) >= 0.97
 
 
@@ -86,4 +87,4 @@ def test_gate_stacking_order(gate_results):
                     za, zb = scene.disk(m[a.id][0]).z, scene.disk(m[b.id][0]).z
                     ok += int((za - zb) * (a.z - b.z) > 0)
     assert n >= 3
-    assert ok / n >= 0.9, f"order {ok}/{n}"
+    assert ok / n >= 0.95, f"order {ok}/{n}"

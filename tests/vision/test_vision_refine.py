@@ -1,0 +1,125 @@
+"""Sub-pixel centres by rim-profile alignment, and stacking's geometric readings: regression tests, each named for
+the failure it guards against."""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.detect import DEFAULT_CONFIG, DetectorConfig, DiskFit, _align_rims, _measure, detect_frame
+from vision.stacking import StackingConfig, order_stacks
+from vision.synth.drawn import DrawnDisk, draw_table, identity_calibration
+
+SHIFT = 4  # cv2 drawing with 1/16 px precision
+
+
+def _circle(img, cx, cy, r, colour, thickness=-1):
+    cv2.circle(img, (int(round(cx * 16)), int(round(cy * 16))), int(round(r * 16)), colour, thickness, cv2.LINE_AA,
+               SHIFT)
+
+
+def _disk_with_a_shadow(cx, cy, r, shadow_dir, seed):
+    """A disk as a webcam sees it: felt, a soft cast shadow on one side, the printed ring with its dark outline,
+    art inside; blurred and noisy. The shadow's edge lies outside the rim on one side only."""
+    rng = np.random.default_rng(seed)
+    img = np.full((200, 200, 3), (60, 105, 55), np.float32)
+    shade = np.zeros((200, 200), np.float32)
+    sx, sy = cx + 1.5 * shadow_dir[0], cy + 1.5 * shadow_dir[1]
+    cv2.circle(shade, (int(round(sx * 16)), int(round(sy * 16))), int(round((r + 0.5) * 16)), 1.0, -1,
+               cv2.LINE_AA, SHIFT)
+    shade = cv2.GaussianBlur(shade, (0, 0), 1.0)
+    img *= (1.0 - 0.6 * shade)[..., None]
+    _circle(img, cx, cy, r, (25, 25, 25))                       # the dark outline / cut edge
+    _circle(img, cx, cy, r - 1.2, (40, 170, 215))               # the army's ring
+    _circle(img, cx, cy, r - 6.0, (25, 25, 25))
+    _circle(img, cx, cy, r - 6.8, (150, 120, 200))              # art
+    for _ in range(5):
+        a, d = rng.uniform(0, 2 * math.pi), rng.uniform(0, r - 14)
+        _circle(img, cx + d * math.cos(a), cy + d * math.sin(a), rng.uniform(3, 8),
+                tuple(float(v) for v in rng.integers(30, 230, 3)))
+    img = cv2.GaussianBlur(img, (0, 0), 0.8) + rng.normal(0, 2.0, img.shape).astype(np.float32)
+    return np.clip(img, 0, 255).astype(np.float32)
+
+
+def test_rim_alignment_finds_the_centre_to_a_tenth_of_a_px():
+    """From the edge-point fit (a few tenths of a px off, most where the shadow's edge lies next to the rim),
+    aligning whole rim profiles lands within 0.15 px, on every disk and on average closer than the edge fit."""
+    edge, aligned = [], []
+    for seed in range(8):
+        rng = np.random.default_rng(100 + seed)
+        cx, cy, r = 100.0 + rng.uniform(-0.5, 0.5), 100.0 + rng.uniform(-0.5, 0.5), 32.0
+        a = rng.uniform(0, 2 * math.pi)
+        img = _disk_with_a_shadow(cx, cy, r, (math.cos(a), math.sin(a)), seed)
+        ex, ey, _, _, er = _measure(img, np.array([cx + 1.2]), np.array([cy - 0.9]), np.array([r]),
+                                    DEFAULT_CONFIG.rays, DEFAULT_CONFIG, ((2.0, 4, 1.0),), None,
+                                    DEFAULT_CONFIG.radius_freedom_px)
+        ax, ay = _align_rims(img, ex, ey, er, DEFAULT_CONFIG)
+        edge.append(math.hypot(ex[0] - cx, ey[0] - cy))
+        aligned.append(math.hypot(ax[0] - cx, ay[0] - cy))
+    assert max(aligned) < 0.15, aligned
+    assert np.mean(aligned) < 0.6 * np.mean(edge), (aligned, edge)
+
+
+def test_rim_alignment_can_be_turned_off():
+    img = _disk_with_a_shadow(100.0, 100.0, 32.0, (1.0, 0.0), 1)
+    x, y = _align_rims(img, np.array([101.0]), np.array([99.0]), np.array([32.0]),
+                       DetectorConfig(align_iterations=0))
+    assert (x[0], y[0]) == (101.0, 99.0)
+
+
+@pytest.mark.parametrize("bad", [dict(align_iterations=-1), dict(align_rays=8), dict(align_reach_px=0.1),
+                                 dict(align_min_match=1.0)])
+def test_alignment_settings_are_validated(bad):
+    with pytest.raises(ValueError):
+        DetectorConfig(**bad)
+
+
+def _fit(cx, cy, size, r, rim_r=None):
+    return DiskFit(cx=cx, cy=cy, r_px=r, size=size, rim_fraction=0.9, open_consistency=1.0, residual_px=0.3,
+                   ring_bgr=(50.0, 50.0, 200.0), confidence=0.99, rim_r_px=rim_r)
+
+
+def test_a_disk_lying_within_another_is_the_upper_one():
+    """A small disk nearly all on a large one read as 'its rim does not show' (much like the large disk's own printed
+    ring) and was put under it; found at all, it must be on top: under it, too little of it would show."""
+    flat = np.full((300, 300, 3), 90, np.uint8)
+    fits = [_fit(150.0, 150.0, "large", 44.5), _fit(158.0, 152.0, "small", 22.0)]
+    order = order_stacks(flat, fits)
+    assert order.z[1] > order.z[0]
+    assert {p.source for p in order.pairs} == {"nested"}
+    assert not order.uncertain_pairs
+    off = order_stacks(flat, fits, config=StackingConfig(nested_fraction=0.0))
+    assert off.pairs[0].source != "nested"
+
+
+def test_pairs_are_judged_with_the_class_radius_not_the_measured_silhouette():
+    """Two disks overlapping by a mm by their size class (as the rules judge a pin) but not by their measured
+    silhouettes, a px smaller: the pair was never ordered, and both lay at z = 0."""
+    flat = np.full((300, 300, 3), 90, np.uint8)
+    fits = [_fit(100.0, 150.0, "medium", 32.0, rim_r=31.0), _fit(163.0, 150.0, "medium", 32.0, rim_r=31.0)]
+    order = order_stacks(flat, fits)
+    assert len(order.pairs) == 1
+    assert sorted(order.z) == [0, 1]
+    assert order.uncertain_pairs == ((0, 1),)   # nothing in the frame says which: a guess, said to be one
+
+
+@pytest.mark.parametrize("offset", [10.0, 12.0])
+def test_disk_carried_onto_a_resting_one_of_its_size_is_found_with_history(offset):
+    """A small disk carried onto a resting small one, 10-12 mm off its centre: the resting disk's seed from the
+    previous scene was accepted first, and the carried disk, fully in view, was dropped as a 'copy' of it (any
+    circle of the same class within half a radius was)."""
+    lower = DrawnDisk(300, 300, "small", 0, "red")
+    upper = DrawnDisk(300 + offset, 303, "small", 1, "blue")
+    before = detect_frame(draw_table([lower], 7), identity_calibration())
+    assert len(before.disks) == 1
+    scene = detect_frame(draw_table([lower, upper], 7), identity_calibration(), previous=before)
+    found_lower, found_upper = (min(scene.disks, key=lambda d: math.hypot(d.x_mm - t.x_mm, d.y_mm - t.y_mm))
+                                for t in (lower, upper))
+    for t, d in ((lower, found_lower), (upper, found_upper)):
+        assert math.hypot(d.x_mm - t.x_mm, d.y_mm - t.y_mm) < 1.5, t
+    assert len(scene.disks) == 2
+    assert found_lower.id == before.disks[0].id
+    assert found_upper.z > found_lower.z
