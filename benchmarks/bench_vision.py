@@ -8,7 +8,9 @@ Speed (OpenCV and numpy's BLAS on one thread, exact calibration from the camera 
 - per-frame processing of `detect_frame` on `standard` tables with 40 disks, against the plain HoughCircles
   baseline (`vision.baseline:detect`) on the same frames: CPU and wall milliseconds, median and p95;
 - the still-table fast path: one `LiveTable.process` call on an unchanged frame after a commit (small rectified
-  copy + motion gate, no detection).
+  copy + motion gate, no detection);
+- the live table over every frame of game-like clips (`--live-seeds`): per-frame CPU of `LiveTable.process`,
+  which looks at every frame and runs a detection only when a changed table has settled.
 History (game-like clips, `vision.synth.sequence`): at the last frame of every stable moment the pipeline's
 detection is seeded by the previous stable scene and passed through the tracker, as the live table does; scored
 with the evaluation harness's matching: recall of 25-50 % visible disks, stacking order of overlapping pairs and
@@ -98,6 +100,34 @@ def speed(seeds, disks: int, log) -> dict:
             "base_wall": base_wall, "fast": fast, "rectify": rect_ms}
 
 
+def live(seeds, tier: str, log) -> dict:
+    """Every frame of game-like clips through the live table (`LiveTable.process`: motion gate on each frame, a
+    detection when a changed table has been still long enough), one core: what watching a camera costs per frame."""
+    from vision.live import LiveTable
+    from vision.synth.sequence import Sequence
+    from vision.synth.truth import truth_calibration
+
+    per_frame, commits, disks = [], [], []
+    for seed in seeds:
+        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind="game")
+        cal = truth_calibration(seq.camera)
+        cal.rectify_maps()
+        table = LiveTable(None, cal)
+        truth = None
+        for k in range(len(seq)):
+            img, truth, _ = seq[k]
+            t = time.process_time()
+            committed = table.process(img, now=k / seq.fps)
+            ms = (time.process_time() - t) * 1000
+            per_frame.append(ms)
+            if committed:
+                commits.append(ms)
+        disks.append(len(truth.disks) if truth is not None else 0)
+        log(f"live clip seed {seed}: {len(seq)} frames, {len(commits)} commits so far, "
+            f"median {np.median(per_frame):.1f} ms CPU per frame")
+    return {"per_frame": per_frame, "commits": commits, "disks": disks}
+
+
 def history(seeds, tier: str, log, kind: str = "game") -> dict:
     """Play clips of `kind` (`vision.synth.sequence.CLIP_KINDS`) through the pipeline with history and from the
     single frame; tallies scored at the last frame of every stable moment."""
@@ -181,7 +211,8 @@ def _rate(a: int, b: int) -> str:
     return f"{100.0 * a / b:.1f} % ({a}/{b})" if b else "n/a"
 
 
-def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict | None = None) -> str:
+def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict | None = None,
+             lv: dict | None = None) -> str:
     lines = ["# Vision benchmarks (speed, history)", "", f"Command: `{command}`", "",
              f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", ""]
     if sp:
@@ -201,6 +232,19 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   f"{_pct(sp['fast'], 95):.2f} |", "",
                   f"Ratio detect_frame / baseline (CPU medians): {np.median(sp['cpu']) / np.median(sp['base_cpu']):.2f}x",
                   ""]
+    if lv:
+        pf = np.asarray(lv["per_frame"])
+        lines += [f"## Live table, every frame (game clips, tier {args.tier}, gate seeds "
+                  + ", ".join(map(str, args.live_seed_list)) + ", one core)", "",
+                  f"{len(pf)} frames of clips with {sorted(set(lv['disks']))} disks, played through "
+                  "`LiveTable.process` (the motion gate on every frame; a detection when a changed table has been "
+                  "still for `MotionConfig.still_s`).", "",
+                  "| measure | value |", "|---|---|",
+                  f"| per-frame CPU, median | {np.median(pf):.1f} ms |",
+                  f"| per-frame CPU, p95 | {_pct(pf, 95):.1f} ms |",
+                  f"| frames within 33 ms | {100.0 * float((pf <= 33.0).mean()):.1f} % |",
+                  f"| frames that ran a detection (commits) | {len(lv['commits'])}, median "
+                  f"{np.median(lv['commits']) if lv['commits'] else float('nan'):.1f} ms |", ""]
     if hist:
         lines += [f"## History (clips, tier {args.tier}, gate seeds " + ", ".join(map(str, args.clip_seed_list)) +
                   "; last frame of each stable moment, exact calibration)", ""] + _history_table(hist)
@@ -246,6 +290,8 @@ def main(argv=None) -> int:
     p.add_argument("--clip-seeds", type=int, default=2, help="gate seeds for the history clips (default 2)")
     p.add_argument("--cover-seeds", type=int, default=3,
                    help="gate seeds for the cover clips: disks left 25-50 %% visible (default 3)")
+    p.add_argument("--live-seeds", type=int, default=2,
+                   help="gate seeds for the live table's per-frame cost over whole clips (default 2)")
     p.add_argument("--tier", default="standard", choices=["easy", "standard", "hard"])
     p.add_argument("--out", type=Path, help="write the markdown here")
     args = p.parse_args(argv)
@@ -253,12 +299,14 @@ def main(argv=None) -> int:
     args.speed_seed_list = list(GATE_SEEDS[: args.speed_seeds])
     args.clip_seed_list = list(GATE_SEEDS[-args.clip_seeds:]) if args.clip_seeds else []
     args.cover_seed_list = list(GATE_SEEDS[: args.cover_seeds])
+    args.live_seed_list = list(GATE_SEEDS[-args.live_seeds:]) if args.live_seeds else []
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     sp = speed(args.speed_seed_list, args.disks, log) if args.speed_seeds else None
     hist = history(args.clip_seed_list, args.tier, log) if args.clip_seeds else None
     cover = history(args.cover_seed_list, args.tier, log, kind="cover") if args.cover_seeds else None
+    lv = live(args.live_seed_list, args.tier, log) if args.live_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = markdown(sp, hist, command.strip(), args, cover)
+    text = markdown(sp, hist, command.strip(), args, cover, lv)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")
     print(text)

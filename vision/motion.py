@@ -25,12 +25,13 @@ class MotionConfig:
     motion_area_mm2: float = 400.0   # changed area between consecutive frames that means "moving"
     change_area_mm2: float = 150.0   # changed area against the committed frame that means "the scene changed"
     hand_area_mm2: float = 2500.0    # a new skin-coloured blob this large is a hand over the table
+    hand_still_s: float = 1.5        # ... unless nothing on the table has moved for this long (0: always a hand)
     refresh_s: float = 0.0           # re-detect a still, unchanged table this often anyway (0: never)
 
     def __post_init__(self) -> None:
         if not 0.05 <= self.px_per_mm <= 1.0:
             raise ValueError("px_per_mm must be within 0.05..1")
-        for name in ("still_s", "refresh_s"):
+        for name in ("still_s", "refresh_s", "hand_still_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
         for name in ("pixel_threshold", "motion_area_mm2", "change_area_mm2", "hand_area_mm2"):
@@ -67,10 +68,11 @@ class MotionGate:
         # Skin-coloured pixels of the frame a still period began with: the baseline for "a new hand" until the
         # first commit gives a reference (disk art and terrain are full of skin tones that are no hand).
         self._settle_skin: np.ndarray | None = None
+        self._quiet_since: float | None = None   # nothing has moved since (hands or not)
 
     def reset(self) -> None:
         self._prev = self._ref = self._ref_skin = self._settle_skin = None
-        self._still_since = self._last_commit_t = None
+        self._still_since = self._last_commit_t = self._quiet_since = None
 
     def _largest_blob_mm2(self, mask: np.ndarray) -> float:
         opened = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
@@ -120,6 +122,21 @@ class MotionGate:
             new_skin = skin & ~grown
         # A hand is one large connected blob, not the sum of many small skin-toned spots in the art.
         hand = self._largest_blob_mm2(new_skin) >= cfg.hand_area_mm2
+        if motion >= cfg.motion_area_mm2:
+            self._quiet_since = None
+        elif self._quiet_since is None:
+            self._quiet_since = t
+        if hand and cfg.hand_still_s > 0 and self._quiet_since is not None and t - self._quiet_since >= cfg.hand_still_s:
+            # A hand over a table never stays this still: the blob is skin-toned disk art moved into view (a disk
+            # flipped, a casualty's removal uncovering one). It joins the baseline, and the table, quiet since then,
+            # may be committed; otherwise it was "a hand" for good and the table never committed again.
+            if self._ref_skin is not None:
+                self._ref_skin = self._ref_skin | skin
+            else:
+                self._settle_skin = skin
+            hand = False
+            if self._still_since is None:
+                self._still_since = self._quiet_since
         if self._ref is not None and self._ref.shape == cur.shape:
             changed = self._area(self._differs(cur, self._ref))
         else:

@@ -112,3 +112,22 @@ def test_scattered_new_skin_spots_after_a_commit_are_not_a_hand(tables):
     spotted = _small(_with_skin_spots(cv2.resize(a, None, fx=4, fy=4, interpolation=cv2.INTER_NEAREST),
                                       [(150, 150, 25, 15), (700, 200, 25, 15), (200, 700, 25, 15)]))
     assert not gate.update(spotted, 0.4).hand
+
+
+def test_skin_toned_disk_art_moved_into_view_does_not_hold_the_table_for_good(tables):
+    """Regression: a disk with skin-toned art moved into view (or uncovered when a casualty was taken away) was a
+    "new skin-coloured blob", so a hand, on every later frame: the live table never committed again."""
+    a, _, hand_like = tables
+    gate = MotionGate(MotionConfig(still_s=0.2, hand_still_s=1.0))
+    gate.update(a, 0.0)
+    gate.update(a, 0.3)
+    gate.committed(a, 0.3)
+    assert gate.update(hand_like, 0.4).reason == "hand"              # it arrives: motion, and new skin
+    assert gate.update(hand_like, 0.5).hand                           # still there, not moving
+    assert gate.update(hand_like, 1.2).busy                           # a resting hand holds the table a while
+    d = gate.update(hand_like, 1.6)                                   # quiet for 1.1 s: art, not a hand
+    assert not d.hand and d.run_detection and d.reason == "changed"
+    gate.committed(hand_like, 1.6)
+    assert gate.update(hand_like, 1.7).reason == "unchanged"
+    with pytest.raises(ValueError):
+        MotionConfig(hand_still_s=-1)
