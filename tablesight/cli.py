@@ -117,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--tier", choices=["easy", "standard", "hard"], default="standard")
     p.add_argument("--video", action="store_true", help="render a game-like sequence instead of still frames")
+    p.add_argument("--kind", choices=["game", "cover"], default="game",
+                   help="with --video: a game-like clip, or a cover clip (disks carried onto others, default game)")
     p.add_argument("--resolution", choices=["1080p", "720p"], default="1080p")
     p.add_argument("--disk-diameters-mm", metavar="S,M,L", help="disk diameters to draw (default 44,64,89)")
     p.add_argument("--boards", type=int, default=12, help="chessboard photos to write in DIR/boards (default 12)")

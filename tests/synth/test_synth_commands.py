@@ -103,6 +103,23 @@ def test_synth_video_clip_folder(tmp_path):
         assert scene.extra["synth"]["stable"] == f["stable"]
 
 
+@pytest.mark.slow
+def test_synth_video_cover_clip(tmp_path):
+    out = tmp_path / "cover"
+    assert main(["synth", "--seed", str(TEST_SEEDS[8]), "--out", str(out), "--video", "--kind", "cover",
+                 "--resolution", "720p", "--boards", "0"]) == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["clip_kind"] == "cover" and len(man["stable_moments"]) >= 2
+    # a cover clip leaves some disk 25-50 % visible at a later stable moment
+    last = load_scene(out / man["frames"][man["stable_moments"][-1][1]]["scene"])
+    assert any(0.25 <= d.extra["visible_fraction"] < 0.5 for d in last.disks)
+
+
+def test_synth_kind_needs_video(tmp_path, capsys):
+    assert main(["synth", "--seed", "1", "--out", str(tmp_path / "x"), "--kind", "cover"]) == 2
+    assert "--kind needs --video" in capsys.readouterr().err
+
+
 def test_synth_out_is_a_file(tmp_path, capsys):
     f = tmp_path / "file"
     f.write_text("x")

@@ -42,12 +42,15 @@ def synth(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"--out '{out}': cannot create it ({exc.strerror})") from None
+    if getattr(args, "kind", "game") != "game" and not args.video:
+        raise InputError("--kind needs --video (it names the kind of clip)")
     if args.video:
         from vision.synth.sequence import write_sequence
 
+        kind = getattr(args, "kind", "game")
         manifest = write_sequence(out, seed=args.seed, tier=args.tier, resolution=args.resolution,
-                                  diameters_mm=diam, boards=boards)
-        print(f"wrote a {len(manifest['frames'])}-frame clip ({len(manifest['stable_frames'])} stable) to {out}")
+                                  diameters_mm=diam, boards=boards, kind=kind)
+        print(f"wrote a {len(manifest['frames'])}-frame {kind} clip ({len(manifest['stable_frames'])} stable) to {out}")
         return 0
 
     def progress(i, fr):

@@ -513,7 +513,7 @@ def write_sequence(out: str | Path, seed: int, tier: str = "standard", resolutio
         "camera_truth": "camera_truth.json",
         "boards": {"kind": "chessboard", "inner_corners": [9, 6], "square_mm": 25.0,
                    "images": [f"boards/{n}" for n in board_names]},
-        "video": video_name if (out / video_name).exists() else None, "fps": seq.fps,
+        "video": video_name if (out / video_name).exists() else None, "fps": seq.fps, "clip_kind": kind,
         "frames": frames,
         "stable_frames": seq.stable_indices,
         "stable_moments": [list(m) for m in seq.stable_moments],
