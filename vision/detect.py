@@ -80,6 +80,8 @@ class DetectorConfig:
     recentre_reach_px: float = 4.0       # ... searched this far around
     recentre_rays: int = 16              # ... on this many rays per tried centre (32 found no more disks)
     history_score_factor: float = 0.6    # a disk the previous scene had here needs this share of the score
+    twin_score: float = 0.97             # disk score a circle near an accepted disk of its class needs (no copy:
+                                         # its rim is its own, but a stacked disk that close is rarer than a phantom)
     accept_geometric: float = 0.85       # rim fraction that accepts a clean circle without the verifier (1: never)
     geometric_residual_px: float = 0.8   # ... when its rim points lie this close to the circle (RMS)
     align_iterations: int = 3            # sub-pixel centre by rim-profile alignment: passes (0: edge points only)
@@ -120,6 +122,8 @@ class DetectorConfig:
             raise ValueError("prescreen_rays must be within 4..96")
         if not 8 <= self.verifier_rays <= self.screen_rays or self.screen_rays % self.verifier_rays:
             raise ValueError("verifier_rays must be at least 8 and divide screen_rays")
+        if not 0.0 <= self.twin_score <= 1.0:
+            raise ValueError("twin_score must be within 0..1")
         if not 0 <= self.align_iterations <= 10:
             raise ValueError("align_iterations must be within 0..10")
         if not 24 <= self.align_rays <= 720:
@@ -1066,7 +1070,9 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
         if len(twin):
             # (Rim points where it has them, its own circle elsewhere.)
             on_rim = np.abs(np.hypot(v.ex[twin] - v.cx[i], v.ey[twin] - v.cy[i]) - v.r[i]) <= cfg.explain_px
-            alive[twin[(dist[twin] < 0.25 * v.r[i]) | (on_rim.mean(1) >= 0.3)]] = False
+            copy = (dist[twin] < 0.25 * v.r[i]) | (on_rim.mean(1) >= 0.3)
+            alive[twin[copy]] = False
+            need[twin[~copy]] = np.maximum(need[twin[~copy]], cfg.twin_score)
         near = np.nonzero(alive & (dist < v.r + v.r[i]))[0]
         if not len(near):
             continue
