@@ -637,13 +637,13 @@ def _support(off: np.ndarray, angles: np.ndarray, shadow: Shadow | None, tol: fl
 
 
 def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: int, cfg: DetectorConfig,
-             passes: tuple[tuple[float, int, float], ...], shadow: "Shadow | None" = None, r_free: float = 0.0
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+             passes: tuple[tuple[float, int, float], ...], shadow: "Shadow | None" = None, r_free: float = 0.0,
+             keep_r: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Alternate rim measurement and centre fit; passes are (window, fit iterations, Tukey scale).
 
     With `r_free` > 0 the radius of a disk whose rim is mostly seen may move that far from `r` (a disk's
-    silhouette varies a little: its cut edge shows on the side facing the camera); a disk seen only in part
-    keeps `r`, so its centre is not pulled by a radius the visible arc cannot pin down.
+    silhouette varies a little: its cut edge shows on the side facing the camera); a disk seen only in part, or
+    marked in `keep_r`, keeps `r`, so its centre is not pulled by a radius the visible arc cannot pin down.
     """
     angles = np.arange(K) * (2.0 * math.pi / K)
     ray_w = None if shadow is None else shadow.fit_weights(angles)
@@ -655,6 +655,8 @@ def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: 
         if r_free > 0:
             seen = np.isfinite(off) if ray_w is None else np.isfinite(off) & (ray_w > 0)
             full = seen.sum(1) >= 0.55 * (K if ray_w is None else float((ray_w > 0).sum()))
+            if keep_r is not None:
+                full &= ~keep_r
             if full.any():
                 gx, gy, gr = _fit_circles(cx[full], cy[full], r[full], off[full] + (rr - r)[full, None], angles,
                                           iterations=iters, scale=scale, r_range=(-r_free, r_free), ray_w=ray_w)
@@ -1294,7 +1296,13 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     acc = np.array(accepted)
     K = cfg.rays
     cx, cy, r = v.cx[acc], v.cy[acc], v.r[acc]
-    cx, cy, off, angles, r = _measure(img, cx, cy, r, K, cfg, ((2.0, 4, 1.0),), v.shadow, cfg.radius_freedom_px)
+    # A disk overlapping another keeps its radius: the other's rim or art inside its own would pull a free one
+    # (and the centre with it) by a px or two.
+    dd = np.hypot(cx[:, None] - cx[None, :], cy[:, None] - cy[None, :])
+    np.fill_diagonal(dd, np.inf)
+    overlapped = (dd < r[:, None] + r[None, :] - 1.0).any(1)
+    cx, cy, off, angles, r = _measure(img, cx, cy, r, K, cfg, ((2.0, 4, 1.0),), v.shadow, cfg.radius_freedom_px,
+                                      keep_r=overlapped)
     ax, ay = _align_rims(img, cx, cy, r, cfg)
     off = _refit_offsets(cx, cy, r, off, angles, ax, ay, r)
     cx, cy = ax, ay
