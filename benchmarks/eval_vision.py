@@ -86,18 +86,21 @@ def _visible(d) -> float:
 
 
 def match(truth: Scene, detected: Scene) -> dict[str, str]:
-    """Detected id -> true id: greedy by distance, within a quarter of the true radius."""
+    """Detected id -> true id: greedy by distance, within a quarter of the true radius; true disks at least 25 %
+    visible first (a detection of the top disk of a near-centred stack is that disk's, not the hidden one's
+    below, even when the hidden one's centre lies nearer)."""
     pairs = []
     for t in truth.disks:
         if t.extra.get("held"):
             continue
+        hidden = int(_visible(t) < 0.25)
         for d in detected.disks:
             dist = math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm)
             if dist <= 0.25 * t.radius_mm:
-                pairs.append((dist, d.id, t.id))
+                pairs.append((hidden, dist, d.id, t.id))
     pairs.sort()
     used_d, used_t, out = set(), set(), {}
-    for _, did, tid in pairs:
+    for _, _, did, tid in pairs:
         if did in used_d or tid in used_t:
             continue
         used_d.add(did)

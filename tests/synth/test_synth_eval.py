@@ -50,6 +50,14 @@ def test_synth_match_is_one_to_one_nearest_first():
     assert ev.match(truth, det) == {"y": "t1"}
 
 
+def test_synth_match_credits_the_visible_disk_of_a_near_centred_stack():
+    """Regression: the top disk of a near-centred stack of two same-size disks was counted missed, its
+    detection credited to the hidden disk under it, whose centre lay nearer."""
+    truth = _truth(("top", 102, 100, 32, 1, "medium", 1.0), ("under", 100, 100, 32, 0, "medium", 0.05))
+    det = _det(("x", 100.5, 100, 32, 1))
+    assert ev.match(truth, det) == {"x": "top"}
+
+
 @pytest.mark.parametrize("case, dets, expect", [
     ("perfect", [("x", 100, 100, 22, 0), ("y", 300, 300, 32, 0)],
      dict(found_v=1, found_p=1, detections=2, err=0.0)),

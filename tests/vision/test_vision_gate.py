@@ -14,11 +14,13 @@ FRAMES = 8  # gate seeds, one standard-tier 1080p frame each
 
 
 def _match(truth, scene):
-    pairs = sorted((math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm), d.id, t.id)
+    # As the benchmark's harness: nearest first, disks at least 25 % visible before hidden ones.
+    pairs = sorted((t.extra.get("visible_fraction", 1.0) < 0.25, math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm),
+                    d.id, t.id)
                    for t in truth.disks for d in scene.disks
                    if math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm) <= 0.25 * t.radius_mm)
     used_d, used_t, out = set(), set(), {}
-    for dist, did, tid in pairs:
+    for _, dist, did, tid in pairs:
         if did not in used_d and tid not in used_t:
             used_d.add(did)
             used_t.add(tid)
