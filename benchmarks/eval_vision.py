@@ -15,7 +15,7 @@ The table calibration is built once per folder from its first frames with `calib
 Metrics (a disk's `visible_fraction` comes from the ground truth; disks under 25 % visible are "don't care":
 finding them is no error and missing them is no miss):
 - recall >=50 % / 25-50 %: found / present among the disks that visible; a find is the nearest unclaimed
-  detection within a quarter of the true radius of the true centre.
+  detection within a quarter of the true radius of the true centre (disks at least 25 % visible claim first).
 - precision: finds / detections (detections on don't-care disks not counted), overall and counting the 25-50 %
   disks as don't-care too.
 - centre error median / p95 (mm) over finds; size-class accuracy over finds.
