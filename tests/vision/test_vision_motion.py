@@ -22,6 +22,15 @@ def tables():
     return _small(a), _small(b), _small(hand)
 
 
+def _committed_on(frame, config):
+    """A gate that has committed `frame` (still from 0.0 to 0.3 s)."""
+    gate = MotionGate(config)
+    gate.update(frame, 0.0)
+    gate.update(frame, 0.3)
+    gate.committed(frame, 0.3)
+    return gate
+
+
 def test_first_commit_after_still_time(tables):
     a, _, _ = tables
     gate = MotionGate(MotionConfig(still_s=0.5))
@@ -44,10 +53,7 @@ def test_unchanged_table_takes_the_fast_path(tables):
 
 def test_motion_holds_then_a_changed_table_is_committed(tables):
     a, b, _ = tables
-    gate = MotionGate(MotionConfig(still_s=0.2))
-    gate.update(a, 0.0)
-    gate.update(a, 0.3)
-    gate.committed(a, 0.3)
+    gate = _committed_on(a, MotionConfig(still_s=0.2))
     d = gate.update(b, 0.4)  # a disk appeared between two frames: motion
     assert d.busy and d.reason == "moving"
     assert gate.update(b, 0.5).reason == "settling"
@@ -57,10 +63,7 @@ def test_motion_holds_then_a_changed_table_is_committed(tables):
 
 def test_a_resting_hand_keeps_the_table_busy(tables):
     a, _, hand = tables
-    gate = MotionGate(MotionConfig(still_s=0.2))
-    gate.update(a, 0.0)
-    gate.update(a, 0.3)
-    gate.committed(a, 0.3)
+    gate = _committed_on(a, MotionConfig(still_s=0.2))
     for t in (0.4, 0.8, 1.2):
         d = gate.update(hand, t)
         assert d.busy and not d.run_detection
@@ -105,10 +108,7 @@ def test_skin_toned_art_before_the_first_commit_is_not_a_hand(spots):
 
 def test_scattered_new_skin_spots_after_a_commit_are_not_a_hand(tables):
     a, _, _ = tables
-    gate = MotionGate(MotionConfig(still_s=0.2))
-    gate.update(a, 0.0)
-    gate.update(a, 0.3)
-    gate.committed(a, 0.3)
+    gate = _committed_on(a, MotionConfig(still_s=0.2))
     spotted = _small(_with_skin_spots(cv2.resize(a, None, fx=4, fy=4, interpolation=cv2.INTER_NEAREST),
                                       [(150, 150, 25, 15), (700, 200, 25, 15), (200, 700, 25, 15)]))
     assert not gate.update(spotted, 0.4).hand
@@ -118,10 +118,7 @@ def test_skin_toned_disk_art_moved_into_view_does_not_hold_the_table_for_good(ta
     """Regression: a disk with skin-toned art moved into view (or uncovered when a casualty was taken away) was a
     "new skin-coloured blob", so a hand, on every later frame: the live table never committed again."""
     a, _, hand_like = tables
-    gate = MotionGate(MotionConfig(still_s=0.2, hand_still_s=1.0))
-    gate.update(a, 0.0)
-    gate.update(a, 0.3)
-    gate.committed(a, 0.3)
+    gate = _committed_on(a, MotionConfig(still_s=0.2, hand_still_s=1.0))
     assert gate.update(hand_like, 0.4).reason == "hand"              # it arrives: motion, and new skin
     assert gate.update(hand_like, 0.5).hand                           # still there, not moving
     assert gate.update(hand_like, 1.2).busy                           # a resting hand holds the table a while
