@@ -230,7 +230,8 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   f"{_pct(sp['rectify'], 95):.1f} |",
                   f"| still-table fast path (LiveTable.process, unchanged frame), CPU | {np.median(sp['fast']):.2f} | "
                   f"{_pct(sp['fast'], 95):.2f} |", "",
-                  f"Ratio detect_frame / baseline (CPU medians): {np.median(sp['cpu']) / np.median(sp['base_cpu']):.2f}x",
+                  "Ratio detect_frame / baseline (CPU medians): "
+                  f"{np.median(sp['cpu']) / np.median(sp['base_cpu']):.2f}x",
                   ""]
     if lv:
         pf = np.asarray(lv["per_frame"])

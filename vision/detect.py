@@ -128,7 +128,8 @@ class DetectorConfig:
             raise ValueError("align_iterations must be within 0..10")
         if not 24 <= self.align_rays <= 720:
             raise ValueError("align_rays must be within 24..720")
-        if not (0.5 <= self.align_inner_px <= 20 and 0 <= self.align_outer_px <= 10 and 0.5 <= self.align_reach_px <= 6):
+        if not (0.5 <= self.align_inner_px <= 20 and 0 <= self.align_outer_px <= 10
+                and 0.5 <= self.align_reach_px <= 6):
             raise ValueError("need 0.5 <= align_inner_px <= 20, 0 <= align_outer_px <= 10, 0.5 <= align_reach_px <= 6")
         if not 0.0 < self.align_min_match < 1.0:
             raise ValueError("align_min_match must be within (0, 1)")
@@ -1068,7 +1069,8 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
         # one below has a rim of its own: it stays, to be scored knowing the other. (Removing every circle within
         # half a radius lost the upper disk of such stacks, the more so with history, when the lower one's seed
         # was taken first.)
-        twin = np.nonzero(alive & (dist < 0.5 * v.r[i]) & ((v.size_idx == v.size_idx[i]) | (np.abs(v.r - v.r[i]) < 4.0)))[0]
+        same = (v.size_idx == v.size_idx[i]) | (np.abs(v.r - v.r[i]) < 4.0)
+        twin = np.nonzero(alive & (dist < 0.5 * v.r[i]) & same)[0]
         if len(twin):
             # (Rim points where it has them, its own circle elsewhere.)
             on_rim = np.abs(np.hypot(v.ex[twin] - v.cx[i], v.ey[twin] - v.cy[i]) - v.r[i]) <= cfg.explain_px

@@ -126,7 +126,8 @@ class MotionGate:
             self._quiet_since = None
         elif self._quiet_since is None:
             self._quiet_since = t
-        if hand and cfg.hand_still_s > 0 and self._quiet_since is not None and t - self._quiet_since >= cfg.hand_still_s:
+        quiet_long = self._quiet_since is not None and t - self._quiet_since >= cfg.hand_still_s
+        if hand and cfg.hand_still_s > 0 and quiet_long:
             # A hand over a table never stays this still: the blob is skin-toned disk art moved into view (a disk
             # flipped, a casualty's removal uncovering one). It joins the baseline, and the table, quiet since then,
             # may be committed; otherwise it was "a hand" for good and the table never committed again.

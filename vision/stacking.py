@@ -3,14 +3,15 @@
 For two overlapping disks A and B, look at A's rim where it runs inside B (the lens), away from any third disk:
 if A is on top, its rim is an unbroken edge there with A's border ring just inside it; if A is under B, that arc
 is hidden and the pixels there are B's art. The same for B's rim inside A. The rim verifier's ray network reads
-each lens ray; the evidence is summed over the rays (a small disk lying on a large one has many lens rays, the large
-one's rim only a few, barely covered), and the difference of the two sums orders the pair. A disk whose rim lies
-nearly all inside the other is the upper one: under it, it could not have been found. Pairs are judged with the
-size classes' radii, as the rules judge overlaps; the rim is read on each disk's measured silhouette. History (the previous scene's order of the same two disks; a disk that arrives onto a resting
-disk is above it) settles pairs whose lens says little, and a pair where a clear frame reading and history
-disagree, or where neither says anything, is reported as uncertain with lowered confidences, never silently.
-Pairwise orders become `z` by a topological order (longest chain from the bottom); a cycle is broken at its
-weakest pair, which is then reported as uncertain.
+each lens ray; the evidence is summed over the rays (a small disk lying on a large one has many lens rays, the
+large one's rim only a few, barely covered), and the difference of the two sums orders the pair. A disk whose rim
+lies nearly all inside the other is the upper one: under it, it could not have been found. Pairs are judged with
+the size classes' radii, as the rules judge overlaps; the rim is read on each disk's measured silhouette.
+History (the previous scene's order of the same two disks; a disk that arrives onto a resting disk is above it)
+settles pairs whose lens says little, and a pair where a clear frame reading and history disagree, or where
+neither says anything, is reported as uncertain with lowered confidences, never silently. Pairwise orders become
+`z` by a topological order (longest chain from the bottom); a cycle is broken at its weakest pair, which is then
+reported as uncertain.
 """
 
 from __future__ import annotations
@@ -166,10 +167,9 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
         used = sorted({k for pair in pairs for k in pair})     # only disks that overlap another need reading
         sub = [fits[k] for k in used]
         rim_p = np.zeros((n, K))
-        rim_p[used] = load_verifier(detector.verifier_path).ray_scores(img, np.array([f.cx for f in sub]), np.array([f.cy for f in sub]),
-                                                 np.array([f.rim_r for f in sub]),
-                                                 np.array([SIZE_CLASSES.index(f.size) for f in sub]), ang,
-                                                 px_per_mm_)
+        rim_p[used] = load_verifier(detector.verifier_path).ray_scores(
+            img, np.array([f.cx for f in sub]), np.array([f.cy for f in sub]), np.array([f.rim_r for f in sub]),
+            np.array([SIZE_CLASSES.index(f.size) for f in sub]), ang, px_per_mm_)
     for i, j in pairs:
         a, b = fits[i], fits[j]
         ei, ni = _lens_evidence(img, fits, i, j, K, detector, config, px_per_mm_, rim_p)
