@@ -4,9 +4,9 @@ Each committed scene (from `detect_frame`) is matched to the tracks of the scene
 1. Disks that stayed put: same size class, centre within `still_mm` (cheapest assignment).
 2. Disks that moved: a disk flips up to its movement value in diameters; an unmatched detection takes the
    unmatched track of its size within `max_move_diameters` diameters whose border-ring colour agrees.
-3. Tracks without a detection: if their place is covered by disks now (a disk put on top, a hand), they stay
-   as hidden members of the scene (flag `hidden`, low confidence); a top disk lifted and put back finds its
-   track again. Otherwise, after `casualty_after` commits, the track is removed as a casualty.
+3. Tracks without a detection: if their place is covered by disks now (a disk put on top, a hand), more than
+   it was by the disks above it when last seen, they stay as hidden members of the scene (flag `hidden`, low
+   confidence); a top disk lifted and put back finds its track again. Otherwise, after `casualty_after` commits, the track is removed as a casualty.
 New detections become new tracks (`d1`, `d2`, ... never reused). Owners come from a user correction, else the
 deployment zone a disk first appeared in, else the nearest border-ring colour of the players' known disks.
 Corrections (owner, unit, which of two disks is on top, not a disk) are stored per track and applied to every
@@ -34,6 +34,8 @@ class TrackerConfig:
     max_move_diameters: float = 6.0     # how far (in its diameters) a flipped disk may land
     casualty_after: int = 2             # commits a vanished, uncovered disk is kept before it is a casualty
     hidden_cover: float = 0.6           # share of a vanished disk's area covered by disks now: it is hidden
+    hidden_gain: float = 0.15           # ... if that is this much more than disks above it covered when last seen
+                                        # (what covered it then did not hide it: it is gone, e.g. a casualty)
     ring_colour_match: float = 60.0     # BGR distance for "same border ring"
     owner_colour_match: float = 70.0    # BGR distance for inferring an owner from known disks' rings
 
@@ -45,6 +47,8 @@ class TrackerConfig:
             raise ValueError("casualty_after must be >= 0")
         if not 0 < self.hidden_cover <= 1:
             raise ValueError("hidden_cover must be within (0, 1]")
+        if not 0 <= self.hidden_gain <= 1:
+            raise ValueError("hidden_gain must be within [0, 1]")
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class Track:
     confidence: float = 1.0
     unit: str | None = None
     player: str | None = None   # owner carried in by the detections (e.g. a previous scene file)
+    cover_seen: float = 0.0     # share of it the disks above it covered when it was last seen
 
 
 def _ring(d: Disk) -> tuple[float, float, float] | None:
@@ -124,6 +129,8 @@ def _covered_share(x: float, y: float, r: float, disks: Iterable[Disk], samples:
     px, py = x + r * gx[inside], y + r * gy[inside]
     cov = np.zeros(px.shape, bool)
     for d in disks:
+        if math.hypot(d.x_mm - x, d.y_mm - y) >= d.radius_mm + r:
+            continue
         cov |= (px - d.x_mm) ** 2 + (py - d.y_mm) ** 2 <= d.radius_mm ** 2
     return float(cov.mean()) if cov.size else 0.0
 
@@ -314,6 +321,7 @@ class Tracker:
             if ring is not None:
                 t.ring_bgr = ring if t.ring_bgr is None else tuple(0.7 * a + 0.3 * b for a, b in zip(t.ring_bgr, ring))
             t.last_seen, t.missing = n, 0
+            t.cover_seen = _covered_share(d.x_mm, d.y_mm, d.radius_mm, [o for o in dets if o.z > d.z])
             t.confidence = d.confidence if d.confidence is not None else 1.0
             if d.player is not None:
                 t.player = d.player
@@ -326,7 +334,7 @@ class Tracker:
                 continue
             t.missing += 1
             cover = _covered_share(t.x_mm, t.y_mm, t.radius_mm, out)
-            if cover >= cfg.hidden_cover:
+            if cover >= cfg.hidden_cover and cover >= t.cover_seen + cfg.hidden_gain:
                 out.append(Disk(id=t.id, x_mm=t.x_mm, y_mm=t.y_mm, radius_mm=t.radius_mm, z=-1, size=t.size or None,
                                 confidence=round(min(0.5, t.confidence), 4),
                                 extra={"hidden": True, "ring_bgr": [int(c) for c in t.ring_bgr] if t.ring_bgr else None}))

@@ -66,6 +66,19 @@ def test_disk_hidden_under_a_new_disk_stays_in_the_scene_below_it():
     assert top.z > hidden.z
 
 
+def test_casualty_taken_from_under_a_disk_is_gone_not_hidden():
+    """Regression: a disk lying half under another was taken away as a casualty; its place was still 'covered'
+    by the upper disk, as much as when it was last seen, so it stayed in the scene as a hidden disk (and pinned).
+    A vanished disk is hidden only if disks now cover more of it than those above it did when it was seen."""
+    t = Tracker(TrackerConfig(casualty_after=1), players=PLAYERS)
+    a = t.update(scene(disk(1, 400, 400, "large", z=1), disk(2, 425, 400, "medium", z=0, ring=BLUE)))
+    under = ids_at(a)[(425, 400)]
+    for _ in range(2):
+        s = t.update(scene(disk(1, 400, 400, "large", z=0)))
+    assert under not in {d.id for d in s.disks}
+    assert under in t.casualties
+
+
 def test_hidden_disk_under_a_disk_on_the_felt_never_gets_negative_z():
     """Regression: a disk hidden under a disk lying on the felt was put at z = -1 (one below 0); the Scene then
     carried a negative z and every pair with it was misordered. Now the seen disks are lifted over it."""
