@@ -71,7 +71,8 @@ def test_rim_alignment_can_be_turned_off():
 
 
 @pytest.mark.parametrize("bad", [dict(align_iterations=-1), dict(align_rays=8), dict(align_reach_px=0.1),
-                                 dict(align_min_match=1.0)])
+                                 dict(align_min_match=1.0), dict(weak_score=1.5), dict(weak_own_rim=-0.1),
+                                 dict(twin_score=2.0)])
 def test_alignment_settings_are_validated(bad):
     with pytest.raises(ValueError):
         DetectorConfig(**bad)
