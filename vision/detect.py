@@ -1100,13 +1100,9 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
         for n, i in enumerate(accepted):
             if seeded[i] or acc_score[n] >= cfg.weak_score:
                 continue
-            o = acc[acc != i]
-            expl = (np.abs(np.hypot(v.ex[i][None, :] - v.cx[o][:, None], v.ey[i][None, :] - v.cy[o][:, None])
-                           - v.r[o][:, None]) <= cfg.explain_px).any(0)
             # Rays under an accepted disk may be hidden: the share is of the open ones (a partly covered disk
             # shows its own rim there).
-            cov = (np.hypot(v.nx[i][None, :] - v.cx[o][:, None], v.ny[i][None, :] - v.cy[o][:, None])
-                   < (v.r[o] - 1.5)[:, None]).any(0)
+            expl, cov = _rim_context(v, i, acc[acc != i], cfg)
             n_open = int((~cov).sum())
             if n_open and (v.support[i] & ~expl & ~cov).sum() / n_open < cfg.weak_own_rim:
                 drop.add(i)
@@ -1120,6 +1116,17 @@ def _accept_verified(v: _Verified, img: np.ndarray, verifier: "RimVerifier", ppm
             accepted.append(i)
             acc_score.append(float(max(score[i], verifier.threshold)))
     return accepted, np.array(acc_score)
+
+
+def _rim_context(v: _Verified, i: int, others: np.ndarray, cfg: DetectorConfig) -> tuple[np.ndarray, np.ndarray]:
+    """For candidate i's rays against the disks `others`: (explained: its rim point lies on one's rim, covered: its
+    circle runs under one, where its rim may be hidden), each (K,) bool."""
+    if not len(others):
+        return np.zeros(v.support.shape[1], bool), np.zeros(v.support.shape[1], bool)
+    ox, oy, orad = v.cx[others][:, None], v.cy[others][:, None], v.r[others][:, None]
+    explained = (np.abs(np.hypot(v.ex[i][None, :] - ox, v.ey[i][None, :] - oy) - orad) <= cfg.explain_px).any(0)
+    covered = (np.hypot(v.nx[i][None, :] - ox, v.ny[i][None, :] - oy) < orad - 1.5).any(0)
+    return explained, covered
 
 
 def _geometric_disks(v: _Verified, img: np.ndarray, accepted: list[int], fit: np.ndarray, cfg: DetectorConfig
@@ -1149,13 +1156,7 @@ def _geometric_disks(v: _Verified, img: np.ndarray, accepted: list[int], fit: np
                 or any(_is_print_of(img, v, i, int(j), angles, cfg) for j in a)):
             continue
         # _accept's rim tests, its explanation-away and cover taken from the accepted disks.
-        if len(a):
-            explained = (np.abs(np.hypot(v.ex[i][None, :] - v.cx[a][:, None], v.ey[i][None, :] - v.cy[a][:, None])
-                                - v.r[a][:, None]) <= cfg.explain_px).any(0)
-            covered = (np.hypot(v.nx[i][None, :] - v.cx[a][:, None], v.ny[i][None, :] - v.cy[a][:, None])
-                       < v.r[a][:, None] - 1.5).any(0)
-        else:
-            explained = covered = np.zeros(K, bool)
+        explained, covered = _rim_context(v, i, a, cfg)
         eff = v.support[i] & ~explained
         e = eff.sum() / K
         n_open = int((~covered).sum())

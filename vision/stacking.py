@@ -63,6 +63,8 @@ class StackingConfig:
             raise ValueError("min_samples must be >= 1")
         if not 0.0 <= self.lens_inside_px < self.lens_full_px:
             raise ValueError("need 0 <= lens_inside_px < lens_full_px")
+        if not 0.0 <= self.nested_fraction <= 1.0:
+            raise ValueError("nested_fraction must be within 0..1 (0: not used)")
         if not (self.ray_logit_cap > 0 and self.evidence_scale > 0):
             raise ValueError("ray_logit_cap and evidence_scale must be > 0")
         if not 0 < self.clear_margin <= self.strong_margin <= 1:
@@ -79,8 +81,8 @@ def overlapping(a: DiskFit, b: DiskFit, margin_px: float = 0.5) -> bool:
 def _lens_evidence(img: np.ndarray, fits: Sequence[DiskFit], i: int, j: int, K: int,
                    cfg: DetectorConfig, scfg: StackingConfig, ppm: float, rim_p: np.ndarray | None = None
                    ) -> tuple[float, int]:
-    """How much disk i's rim shows where it runs inside disk j (and outside every other disk), as evidence that i
-    lies above j: > 0 for above, < 0 for under, 0 with no lens rays; and the number of lens rays.
+    """How much disk i's rim shows where it runs inside disk j, as evidence that i lies above j: > 0 for above,
+    < 0 for under, 0 with no lens rays; and the number of lens rays.
 
     With `rim_p` (n, K), every fit's rim verifier ray scores, the evidence is the sum over the lens rays of the
     score's logit, each capped (neighbouring rays share pixels) and weighted by how deep inside j the ray's rim
@@ -118,9 +120,9 @@ def _lens_evidence(img: np.ndarray, fits: Sequence[DiskFit], i: int, j: int, K: 
     angles = ang[sel]
     off, _, _ = _rim_points(img, np.array([a.cx]), np.array([a.cy]), np.array([a.r_px]), angles, 2.0, cfg)
     edge = np.isfinite(off[0]) & (np.abs(np.nan_to_num(off[0], nan=9.0)) <= cfg.rim_tolerance_px + 0.3)
-    depth = cfg.ring_depth_mm * ppm
-    ring = _sample(img, (a.cx + (a.r_px - depth) * np.cos(angles))[None, :],
-                   (a.cy + (a.r_px - depth) * np.sin(angles))[None, :])[0]
+    ring_depth = cfg.ring_depth_mm * ppm
+    ring = _sample(img, (a.cx + (a.r_px - ring_depth) * np.cos(angles))[None, :],
+                   (a.cy + (a.r_px - ring_depth) * np.sin(angles))[None, :])[0]
     ring_ok = np.linalg.norm(ring - np.array(a.ring_bgr, np.float32)[None, :], axis=1) <= scfg.ring_match
     return float((0.5 * edge + 0.5 * ring_ok).mean()) - 0.5, n
 

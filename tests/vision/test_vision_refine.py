@@ -78,6 +78,13 @@ def test_alignment_settings_are_validated(bad):
         DetectorConfig(**bad)
 
 
+@pytest.mark.parametrize("bad", [dict(nested_fraction=1.5), dict(lens_inside_px=3.0, lens_full_px=2.0),
+                                 dict(evidence_scale=0.0)])
+def test_stacking_settings_are_validated(bad):
+    with pytest.raises(ValueError):
+        StackingConfig(**bad)
+
+
 def _fit(cx, cy, size, r, rim_r=None):
     return DiskFit(cx=cx, cy=cy, r_px=r, size=size, rim_fraction=0.9, open_consistency=1.0, residual_px=0.3,
                    ring_bgr=(50.0, 50.0, 200.0), confidence=0.99, rim_r_px=rim_r)
