@@ -296,6 +296,11 @@ def main(argv=None) -> int:
     p.add_argument("--tier", default="standard", choices=["easy", "standard", "hard"])
     p.add_argument("--out", type=Path, help="write the markdown here")
     args = p.parse_args(argv)
+    for name in ("speed_seeds", "clip_seeds", "cover_seeds", "live_seeds"):
+        if not 0 <= getattr(args, name) <= len(GATE_SEEDS):
+            p.error(f"--{name.replace('_', '-')} must be within 0..{len(GATE_SEEDS)}")
+    if args.disks < 1:
+        p.error("--disks must be >= 1")
     cv2.setNumThreads(1)
     args.speed_seed_list = list(GATE_SEEDS[: args.speed_seeds])
     args.clip_seed_list = list(GATE_SEEDS[-args.clip_seeds:]) if args.clip_seeds else []
