@@ -92,6 +92,8 @@ class DetectorConfig:
     align_outer_px: float = 1.0          # ... and this far outside it (the felt beyond carries shadows)
     align_reach_px: float = 3.0          # ... each ray's profile may shift this far
     align_min_match: float = 0.5         # ... a ray counts when its profile matches the disk's this well (NCC)
+    contact_px: float = 3.0              # rays where another accepted disk's rim runs this close are left out of
+                                         # the fine fit (two rims side by side: the outer step is the other's)
 
     def __post_init__(self) -> None:
         if not 24 <= self.rays <= 720:
@@ -114,6 +116,8 @@ class DetectorConfig:
         lo, hi = self.recentre_band
         if not 0.0 <= lo <= hi <= 1.0:
             raise ValueError("recentre_band must be (low, high) within 0..1, low <= high")
+        if not 0.0 <= self.contact_px <= 10.0:
+            raise ValueError("contact_px must be within 0..10 (0: every ray counts)")
         if not 0.0 <= self.recentre_reach_px <= 10.0:
             raise ValueError("recentre_reach_px must be within 0..10")
         if not 8 <= self.recentre_rays <= 96:
@@ -641,9 +645,32 @@ def _support(off: np.ndarray, angles: np.ndarray, shadow: Shadow | None, tol: fl
     return ok
 
 
+def _contact_rays(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, angles: np.ndarray, near_px: float
+                  ) -> np.ndarray | None:
+    """(M, K) rays of each disk whose rim point lies within `near_px` of another disk's rim: where two disks touch
+    or their rims cross, a ray sees two rims side by side and its outermost step is the other disk's."""
+    M = len(cx)
+    if near_px <= 0 or M < 2:
+        return None
+    d = np.hypot(cx[:, None] - cx[None, :], cy[:, None] - cy[None, :])
+    np.fill_diagonal(d, np.inf)
+    pi, pj = np.nonzero(d < r[:, None] + r[None, :] + near_px)
+    if len(pi) == 0:
+        return None
+    px = cx[pi][:, None] + r[pi][:, None] * np.cos(angles)[None, :]
+    py = cy[pi][:, None] + r[pi][:, None] * np.sin(angles)[None, :]
+    near = np.abs(np.hypot(px - cx[pj][:, None], py - cy[pj][:, None]) - r[pj][:, None]) < near_px
+    out = np.zeros((M, len(angles)), bool)
+    np.logical_or.at(out, pi, near)
+    # A disk stacked nearly centred on another has its whole rim by the other's: nothing to leave out there.
+    out[out.mean(1) > 0.35] = False
+    return out
+
+
 def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: int, cfg: DetectorConfig,
              passes: tuple[tuple[float, int, float], ...], shadow: "Shadow | None" = None, r_free: float = 0.0,
-             keep_r: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+             keep_r: np.ndarray | None = None, exclude: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Alternate rim measurement and centre fit; passes are (window, fit iterations, Tukey scale).
 
     With `r_free` > 0 the radius of a disk whose rim is mostly seen may move that far from `r` (a disk's
@@ -655,6 +682,8 @@ def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: 
     rr = r.astype(np.float64).copy()
     for window, iters, scale in passes:
         off, _, _ = _rim_points(img, cx, cy, rr, angles, window, cfg)
+        if exclude is not None:
+            off[exclude] = np.nan
         fx, fy = _fit_centres(cx, cy, rr, off, angles, iterations=iters, scale=scale, ray_w=ray_w)
         fr = rr.copy()
         if r_free > 0:
@@ -672,8 +701,8 @@ def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: 
     return cx, cy, off, angles, rr
 
 
-def _align_rims(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, cfg: DetectorConfig
-                ) -> tuple[np.ndarray, np.ndarray]:
+def _align_rims(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, cfg: DetectorConfig,
+                neighbours: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sub-pixel centres from the whole rim profile, not one edge per ray.
 
     A disk's rim is several edges close together: the border ring's inner line, the printed outline, the cut
@@ -701,6 +730,7 @@ def _align_rims(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, 
     ca, sa = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
     shifts = np.arange(-n_sh, n_sh + 1)
     S = len(shifts)
+    exclude = None if neighbours is None else _contact_rays(*neighbours, ang, cfg.contact_px)
     rr = r.astype(np.float32)[:, None, None] + rho[None, None, :]
     N, D = M * K, len(rho) - 2
     ones = np.ones((1, img.shape[2] if img.ndim == 3 else 1), np.float32)
@@ -736,6 +766,8 @@ def _align_rims(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, 
         frac = np.clip(np.where(safe, 0.5 * (a0 - a2) / np.where(safe, den, 1.0), 0.0), -0.5, 0.5)
         ok = (a1 >= cfg.align_min_match) & (j > 0) & (j < S - 1)   # a peak at the reach's end: none
         off = np.where(ok, (shifts[jj[..., 0]] + frac) * step, np.nan)
+        if exclude is not None:
+            off[exclude] = np.nan
         cx, cy = _fit_centres(cx, cy, r.astype(np.float64), off, ang, iterations=4, scale=1.0)
     return cx, cy
 
@@ -1330,9 +1362,10 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     dd = np.hypot(cx[:, None] - cx[None, :], cy[:, None] - cy[None, :])
     np.fill_diagonal(dd, np.inf)
     overlapped = (dd < r[:, None] + r[None, :] - 1.0).any(1)
+    contact = _contact_rays(cx, cy, r, np.arange(K) * (2.0 * math.pi / K), cfg.contact_px)
     cx, cy, off, angles, r = _measure(img, cx, cy, r, K, cfg, ((2.0, 4, 1.0),), v.shadow, cfg.radius_freedom_px,
-                                      keep_r=overlapped)
-    ax, ay = _align_rims(img, cx, cy, r, cfg)
+                                      keep_r=overlapped, exclude=contact)
+    ax, ay = _align_rims(img, cx, cy, r, cfg, (cx, cy, r))
     off = _refit_offsets(cx, cy, r, off, angles, ax, ay, r)
     cx, cy = ax, ay
     aligned = _alignment(tensor, cx, cy, r, off, angles) >= cfg.min_alignment
@@ -1453,7 +1486,7 @@ def fits_to_scene(fits: Sequence[DiskFit], z: Sequence[int], calibration: Any, s
 def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous: Scene | None = None,
                      config: DetectorConfig = DEFAULT_CONFIG) -> Scene:
     """`detect_frame` on an image already rectified with `calibration` (the live pipeline rectifies once)."""
-    from vision.stacking import order_stacks
+    from vision.stacking import order_stacks, separate_touching
 
     ppm = px_per_mm(calibration)
     fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config,
@@ -1468,6 +1501,7 @@ def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previ
     if len(keep) < len(fits):
         fits = [fits[k] for k in keep]
         order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config, uncertain_before=guessed)
+    fits = separate_touching(fits, order.touching)
     return fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
                          config.disk_thickness_mm)
 

@@ -17,7 +17,7 @@ reported as uncertain.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -41,6 +41,7 @@ class StackOrder:
     uncertain_pairs: tuple[tuple[int, int], ...]
     confidences: tuple[float, ...]
     pairs: tuple[PairEvidence, ...]
+    touching: tuple[tuple[int, int], ...] = ()   # pairs read as lying side by side in contact, not stacked
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class StackingConfig:
     ray_logit_cap: float = 1.5    # one lens ray's evidence (logit of its rim score) is capped at this
     evidence_scale: float = 20.0  # summed ray evidence (logits) per unit of the margins below
     nested_fraction: float = 0.85  # a disk with this much of its rim inside the other lies on it (0: not used)
+    touch_depth_mm: float = 1.5   # a pair overlapping less than this whose lens reads nothing clear is in contact
     uncertain_confidence_factor: float = 0.7
 
     def __post_init__(self) -> None:
@@ -65,6 +67,8 @@ class StackingConfig:
             raise ValueError("need 0 <= lens_inside_px < lens_full_px")
         if not 0.0 <= self.nested_fraction <= 1.0:
             raise ValueError("nested_fraction must be within 0..1 (0: not used)")
+        if not 0.0 <= self.touch_depth_mm <= 5.0:
+            raise ValueError("touch_depth_mm must be within 0..5 (0: every overlap is a stack)")
         if not (self.ray_logit_cap > 0 and self.evidence_scale > 0):
             raise ValueError("ray_logit_cap and evidence_scale must be > 0")
         if not 0 < self.clear_margin <= self.strong_margin <= 1:
@@ -127,6 +131,31 @@ def _lens_evidence(img: np.ndarray, fits: Sequence[DiskFit], i: int, j: int, K: 
     return float((0.5 * edge + 0.5 * ring_ok).mean()) - 0.5, n
 
 
+def separate_touching(fits: Sequence[DiskFit], touching: Sequence[tuple[int, int]], passes: int = 4
+                      ) -> list[DiskFit]:
+    """Fits of disks read as touching moved apart along the line of their centres until their class circles just
+    touch: two disks lying side by side cannot interpenetrate, and the rules read any overlap as a pin. Each disk
+    of a pair moves half the depth; a few passes settle chains of disks in contact."""
+    if not touching:
+        return list(fits)
+    x = np.array([f.cx for f in fits], np.float64)
+    y = np.array([f.cy for f in fits], np.float64)
+    r = np.array([f.r_px for f in fits], np.float64)
+    for _ in range(passes):
+        for i, j in touching:
+            dx, dy = x[j] - x[i], y[j] - y[i]
+            d = math.hypot(dx, dy)
+            depth = r[i] + r[j] - d
+            if depth <= 0 or d < 1e-6:
+                continue
+            ux, uy = dx / d, dy / d
+            x[i] -= ux * depth / 2
+            y[i] -= uy * depth / 2
+            x[j] += ux * depth / 2
+            y[j] += uy * depth / 2
+    return [replace(f, cx=float(x[k]), cy=float(y[k])) for k, f in enumerate(fits)]
+
+
 def _rim_inside(a: DiskFit, b: DiskFit, K: int, margin_px: float) -> float:
     """Share of disk a's rim that lies more than `margin_px` inside disk b."""
     ang = np.arange(K) * (2.0 * math.pi / K)
@@ -160,6 +189,7 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
     K = detector.rays
     decided: list[PairEvidence] = []
     weak: list[PairEvidence] = []
+    touching: list[tuple[int, int]] = []
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if overlapping(fits[i], fits[j])]
     rim_p = None
     if pairs and detector.use_verifier:
@@ -194,7 +224,16 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
             frame = 1 if diff > 0 else -1
         hist = None
         hsource = None
-        if a.seed_z is not None and b.seed_z is not None and a.seed_z != b.seed_z:
+        stacked_before = (a.seed_z is not None and b.seed_z is not None and a.seed_z != b.seed_z
+                          and frozenset((a.seed_id, b.seed_id)) not in uncertain_before)
+        if frame is None and not stacked_before and config.touch_depth_mm > 0 \
+                and a.r_px + b.r_px - math.hypot(a.cx - b.cx, a.cy - b.cy) < config.touch_depth_mm * px_per_mm_:
+            # Disks moved into base contact are measured a px or so into each other as often as not, and so
+            # shallow a lens has too few rays deep enough to read. With nothing clear in the frame and no stack
+            # remembered, they lie side by side (an arrival next to a disk is no evidence of lying on it).
+            touching.append((i, j))
+            continue
+        if stacked_before:
             # The previous scene's order of the two, unless that order was itself a guess (reported uncertain
             # then): history must not turn a guess into a certainty.
             if frozenset((a.seed_id, b.seed_id)) not in uncertain_before:
@@ -268,4 +307,4 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
     for a, b in uncertain:
         conf[a] *= config.uncertain_confidence_factor
         conf[b] *= config.uncertain_confidence_factor
-    return StackOrder(tuple(z), uncertain, tuple(conf), tuple(kept))
+    return StackOrder(tuple(z), uncertain, tuple(conf), tuple(kept), tuple(touching))

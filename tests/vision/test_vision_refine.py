@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vision.detect import DEFAULT_CONFIG, DetectorConfig, DiskFit, _align_rims, _measure, detect_frame
-from vision.stacking import StackingConfig, order_stacks
+from vision.stacking import StackingConfig, order_stacks, separate_touching
 from vision.synth.drawn import DrawnDisk, draw_table, identity_calibration
 
 SHIFT = 4  # cv2 drawing with 1/16 px precision
@@ -72,14 +72,14 @@ def test_rim_alignment_can_be_turned_off():
 
 @pytest.mark.parametrize("bad", [dict(align_iterations=-1), dict(align_rays=8), dict(align_reach_px=0.1),
                                  dict(align_min_match=1.0), dict(weak_score=1.5), dict(weak_own_rim=-0.1),
-                                 dict(twin_score=2.0)])
+                                 dict(twin_score=2.0), dict(contact_px=-1.0), dict(contact_px=20.0)])
 def test_alignment_settings_are_validated(bad):
     with pytest.raises(ValueError):
         DetectorConfig(**bad)
 
 
 @pytest.mark.parametrize("bad", [dict(nested_fraction=1.5), dict(lens_inside_px=3.0, lens_full_px=2.0),
-                                 dict(evidence_scale=0.0)])
+                                 dict(evidence_scale=0.0), dict(touch_depth_mm=-0.5), dict(touch_depth_mm=9.0)])
 def test_stacking_settings_are_validated(bad):
     with pytest.raises(ValueError):
         StackingConfig(**bad)
@@ -104,14 +104,69 @@ def test_a_disk_lying_within_another_is_the_upper_one():
 
 
 def test_pairs_are_judged_with_the_class_radius_not_the_measured_silhouette():
-    """Two disks overlapping by a mm by their size class (as the rules judge a pin) but not by their measured
+    """Two disks overlapping by two mm by their size class (as the rules judge a pin) but not by their measured
     silhouettes, a px smaller: the pair was never ordered, and both lay at z = 0."""
     flat = np.full((300, 300, 3), 90, np.uint8)
-    fits = [_fit(100.0, 150.0, "medium", 32.0, rim_r=31.0), _fit(163.0, 150.0, "medium", 32.0, rim_r=31.0)]
+    fits = [_fit(100.0, 150.0, "medium", 32.0, rim_r=31.0), _fit(162.2, 150.0, "medium", 32.0, rim_r=31.0)]
     order = order_stacks(flat, fits)
     assert len(order.pairs) == 1
     assert sorted(order.z) == [0, 1]
     assert order.uncertain_pairs == ((0, 1),)   # nothing in the frame says which: a guess, said to be one
+
+
+@pytest.mark.parametrize("sizes, depth", [(("medium", "medium"), 1.0), (("small", "large"), 1.4),
+                                          (("small", "small"), 0.6)])
+def test_disks_measured_a_px_into_each_other_with_nothing_in_the_lens_are_in_contact(sizes, depth):
+    """Disks moved into base contact were measured a px or so into each other; with no lens evidence either way
+    the pair was guessed into a stack, and the rules made a pin of it. Now they lie side by side, moved apart
+    until they just touch, and nothing about them is uncertain."""
+    flat = np.full((300, 300, 3), 90, np.uint8)
+    r = {"small": 22.0, "medium": 32.0, "large": 44.5}
+    a, b = (r[s] for s in sizes)
+    fits = [_fit(100.0, 150.0, sizes[0], a), _fit(100.0 + (a + b - depth) * 0.6, 150.0 + (a + b - depth) * 0.8,
+                                                  sizes[1], b)]
+    order = order_stacks(flat, fits)
+    assert order.z == (0, 0) and order.touching == ((0, 1),)
+    assert not order.uncertain_pairs and not order.pairs
+    apart = separate_touching(fits, order.touching)
+    assert math.hypot(apart[0].cx - apart[1].cx, apart[0].cy - apart[1].cy) == pytest.approx(a + b, abs=1e-6)
+    mid = lambda fs: ((fs[0].cx + fs[1].cx) / 2, (fs[0].cy + fs[1].cy) / 2)  # noqa: E731
+    assert mid(apart) == pytest.approx(mid(fits))          # each moved half the depth
+    # A deeper overlap is a stack, even with nothing in the lens (then a guess, said to be one).
+    deep = [fits[0], _fit(100.0 + (a + b - 3.0) * 0.6, 150.0 + (a + b - 3.0) * 0.8, sizes[1], b)]
+    assert not order_stacks(flat, deep).touching
+    assert not order_stacks(flat, fits, config=StackingConfig(touch_depth_mm=0.0)).touching
+
+
+def test_a_stack_remembered_from_the_previous_scene_is_not_read_as_contact():
+    from dataclasses import replace
+    flat = np.full((300, 300, 3), 90, np.uint8)
+    fits = [replace(_fit(100.0, 150.0, "medium", 32.0), seed_id="d1", seed_z=0),
+            replace(_fit(163.0, 150.0, "medium", 32.0), seed_id="d2", seed_z=1)]
+    order = order_stacks(flat, fits)
+    assert order.z == (0, 1) and not order.touching
+    # ... unless that order was itself a guess.
+    guessed = order_stacks(flat, fits, uncertain_before=frozenset({frozenset({"d1", "d2"})}))
+    assert guessed.touching == ((0, 1),)
+
+
+@pytest.mark.parametrize("angle", [0.0, 0.7, 2.0, 4.1])
+def test_disks_drawn_in_base_contact_are_found_touching_not_pinned(angle):
+    pairs = [("small", "medium"), ("medium", "large"), ("small", "small")]
+    r = {"small": 22.0, "medium": 32.0, "large": 44.5}
+    drawn = []
+    for k, (sa, sb) in enumerate(pairs):
+        x, y = 200.0 + 280.0 * k, 400.0
+        d = r[sa] + r[sb]
+        drawn += [DrawnDisk(x, y, sa, 0, "red"), DrawnDisk(x + d * math.cos(angle), y + d * math.sin(angle), sb, 0,
+                                                            "blue")]
+    scene = detect_frame(draw_table(drawn, 11), identity_calibration())
+    assert len(scene.disks) == len(drawn)
+    assert all(d.z == 0 for d in scene.disks)
+    # No pair overlaps by more than the rules' contact tolerance (0.5 mm): no pin anywhere.
+    for i, p in enumerate(scene.disks):
+        for q in scene.disks[i + 1:]:
+            assert math.hypot(p.x_mm - q.x_mm, p.y_mm - q.y_mm) - p.radius_mm - q.radius_mm > -0.5, (p.id, q.id)
 
 
 @pytest.mark.parametrize("offset", [10.0, 12.0])
