@@ -51,6 +51,7 @@ class TrackerConfig:
             raise ValueError("hidden_gain must be within [0, 1]")
 
 
+
 @dataclass(frozen=True)
 class Correction:
     """A player's fix to one track: `kind` in CORRECTION_KINDS; `value` an owner id / unit key / track id below
@@ -103,6 +104,7 @@ class Track:
     unit: str | None = None
     player: str | None = None   # owner carried in by the detections (e.g. a previous scene file)
     cover_seen: float = 0.0     # share of it the disks above it covered when it was last seen
+    rested_on: tuple[tuple[float, float, float], ...] = ()  # (x, y, r) of the disks it lay on when last seen
 
 
 def _ring(d: Disk) -> tuple[float, float, float] | None:
@@ -133,6 +135,11 @@ def _covered_share(x: float, y: float, r: float, disks: Iterable[Disk], samples:
             continue
         cov |= (px - d.x_mm) ** 2 + (py - d.y_mm) ** 2 <= d.radius_mm ** 2
     return float(cov.mean()) if cov.size else 0.0
+
+
+def _rested_on(t: Track, d: Disk, tol_mm: float) -> bool:
+    """Whether `d` is one of the disks track `t` lay on when last seen, still in its place."""
+    return any(math.hypot(d.x_mm - x, d.y_mm - y) <= tol_mm and abs(d.radius_mm - r) < 1.0 for x, y, r in t.rested_on)
 
 
 def _zone_owner(x: float, y: float, zones: Sequence[DeploymentZone]) -> str | None:
@@ -322,6 +329,8 @@ class Tracker:
                 t.ring_bgr = ring if t.ring_bgr is None else tuple(0.7 * a + 0.3 * b for a, b in zip(t.ring_bgr, ring))
             t.last_seen, t.missing = n, 0
             t.cover_seen = _covered_share(d.x_mm, d.y_mm, d.radius_mm, [o for o in dets if o.z > d.z])
+            t.rested_on = tuple((o.x_mm, o.y_mm, o.radius_mm) for o in dets if o.z < d.z and
+                                math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) < o.radius_mm + d.radius_mm)
             t.confidence = d.confidence if d.confidence is not None else 1.0
             if d.player is not None:
                 t.player = d.player
@@ -333,7 +342,10 @@ class Tracker:
             if t.id in seen or t in rejected:
                 continue
             t.missing += 1
-            cover = _covered_share(t.x_mm, t.y_mm, t.radius_mm, out)
+            # The disks it lay on, still where they were, are under it, not over it: a disk lifted off another
+            # is gone, not hidden beneath the one it lay on.
+            cover = _covered_share(t.x_mm, t.y_mm, t.radius_mm,
+                                   [o for o in out if not _rested_on(t, o, cfg.still_mm)])
             if cover >= cfg.hidden_cover and cover >= t.cover_seen + cfg.hidden_gain:
                 out.append(Disk(id=t.id, x_mm=t.x_mm, y_mm=t.y_mm, radius_mm=t.radius_mm, z=-1, size=t.size or None,
                                 confidence=round(min(0.5, t.confidence), 4),

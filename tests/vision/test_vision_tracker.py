@@ -79,6 +79,19 @@ def test_casualty_taken_from_under_a_disk_is_gone_not_hidden():
     assert under in t.casualties
 
 
+def test_disk_lifted_off_the_disk_it_lay_on_is_gone_not_hidden_under_it():
+    """Regression: a disk lying mostly on another was lifted off (a casualty); the disk it had lain on now covered
+    most of its place, so it stayed in the scene as a hidden disk under that one and pinned nothing but broke the
+    pin set. The disks a track lay on, still in their place, cannot hide it."""
+    t = Tracker(TrackerConfig(casualty_after=1), players=PLAYERS)
+    a = t.update(scene(disk(1, 400, 400, "large", z=0), disk(2, 430, 400, "medium", z=1, ring=BLUE)))
+    top = ids_at(a)[(430, 400)]
+    for _ in range(2):
+        s = t.update(scene(disk(1, 400.6, 399.7, "large", z=0)))
+        assert top not in {d.id for d in s.disks}
+    assert top in t.casualties
+
+
 def test_hidden_disk_under_a_disk_on_the_felt_never_gets_negative_z():
     """Regression: a disk hidden under a disk lying on the felt was put at z = -1 (one below 0); the Scene then
     carried a negative z and every pair with it was misordered. Now the seen disks are lifted over it."""
