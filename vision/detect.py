@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import cv2
 import numpy as np
@@ -702,7 +702,7 @@ def _measure(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, K: 
 
 
 def _align_rims(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, cfg: DetectorConfig,
-                neighbours: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sub-pixel centres from the whole rim profile, not one edge per ray.
 
     A disk's rim is several edges close together: the border ring's inner line, the printed outline, the cut
@@ -711,7 +711,8 @@ def _align_rims(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, 
     the centre. Here every ray's colour-step profile across the rim band is aligned (normalised
     cross-correlation, parabolic sub-sample peak) to the disk's own median profile over its rays; the centre is
     the robust fit of those shifts, and the profiles are sampled again around it. A ray that matches poorly
-    (under another disk, a badge, a hand) does not count. Returns refined (cx, cy); the radius is unchanged.
+    (under another disk, a badge, a hand) does not count, nor do the rays in `exclude` (M, align_rays): where
+    another disk's rim runs alongside. Returns refined (cx, cy); the radius is unchanged.
     """
     M = len(cx)
     cx = np.asarray(cx, np.float64).copy()
@@ -730,7 +731,6 @@ def _align_rims(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, 
     ca, sa = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
     shifts = np.arange(-n_sh, n_sh + 1)
     S = len(shifts)
-    exclude = None if neighbours is None else _contact_rays(*neighbours, ang, cfg.contact_px)
     rr = r.astype(np.float32)[:, None, None] + rho[None, None, :]
     N, D = M * K, len(rho) - 2
     ones = np.ones((1, img.shape[2] if img.ndim == 3 else 1), np.float32)
@@ -1250,10 +1250,12 @@ def _confidence(rim: float, consistency: float, residual: float, ring_uniform: f
 
 def _candidate_fits(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float,
                     seeds: Sequence[tuple[float, float, str, str, int]], cfg: DetectorConfig,
-                    battlefield_px: tuple[float, float, float, float] | None, verifier: RimVerifier | None = None
+                    battlefield_px: tuple[float, float, float, float] | None, verifier: RimVerifier | None = None,
+                    where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
                     ) -> tuple[_Verified | None, np.ndarray]:
     """Steps 1 and 2: candidates (votes, colour blobs, history seeds) fitted to their rims; and the image they were
-    measured in (blurred, float32). With the rim `verifier`, circles it scores at next to nothing are left out."""
+    measured in (blurred, float32). With the rim `verifier`, circles it scores at next to nothing are left out.
+    `where(x, y, r)`: which vote and blob candidates to look at (seeds are always looked at)."""
     blur = cv2.GaussianBlur(rect, (5, 5), 1.0)
     img = blur.astype(np.float32)
     radii = np.array([sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES], dtype=np.float64)
@@ -1269,6 +1271,9 @@ def _candidate_fits(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float,
         off_x = np.maximum(np.maximum(x0 - vx, vx - x1), 0.0)
         off_y = np.maximum(np.maximum(y0 - vy, vy - y1), 0.0)
         on = np.hypot(off_x, off_y) <= radii[vs]
+        vx, vy, vs = vx[on], vy[on], vs[on]
+    if where is not None and len(vx):
+        on = np.asarray(where(vx, vy, radii[vs]), bool)
         vx, vy, vs = vx[on], vy[on], vs[on]
     seed_id: list = [None] * len(vx)
     seed_z: list = [None] * len(vx)
@@ -1334,13 +1339,17 @@ def placement_measures(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, ox: np.nda
 def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
                  seeds: Sequence[tuple[float, float, str, str, int]] = (),
                  config: DetectorConfig = DEFAULT_CONFIG,
-                 battlefield_px: tuple[float, float, float, float] | None = None) -> list[DiskFit]:
+                 battlefield_px: tuple[float, float, float, float] | None = None,
+                 where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None) -> list[DiskFit]:
     """Disks in a rectified BGR image. `seeds`: (cx_px, cy_px, size, id, z) from the previous scene.
     `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (a disk hanging
-    over an edge), never in the corner squares beyond two edges, where the marker tiles lie."""
+    over an edge), never in the corner squares beyond two edges, where the marker tiles lie. `where(x, y, r)`
+    (centres and radii, px): the part of the image wanted. New circles elsewhere are not looked at, and seeds
+    elsewhere serve as context only (accepted, they explain and cover their neighbours' rims) and are not
+    measured or returned."""
     cfg = config
     verifier = load_verifier(cfg.verifier_path) if cfg.use_verifier else None
-    v, img = _candidate_fits(rect, sizes, px_per_mm_, seeds, cfg, battlefield_px, verifier)
+    v, img = _candidate_fits(rect, sizes, px_per_mm_, seeds, cfg, battlefield_px, verifier, where)
     if v is None:
         return []
     tensor = v.tensor
@@ -1353,19 +1362,24 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
         score_of = {}
     if not accepted:
         return []
-    # Fine measurement of the accepted disks on all rays.
+    # Fine measurement of the accepted disks on all rays (with `where`, of the wanted ones: the others are only the
+    # context their rims and covers give).
     acc = np.array(accepted)
     K = cfg.rays
-    cx, cy, r = v.cx[acc], v.cy[acc], v.r[acc]
+    cx0, cy0, r0 = v.cx[acc], v.cy[acc], v.r[acc]
+    want = np.ones(len(acc), bool) if where is None else np.asarray(where(cx0, cy0, r0), bool)
     # A disk overlapping another keeps its radius: the other's rim or art inside its own would pull a free one
     # (and the centre with it) by a px or two.
-    dd = np.hypot(cx[:, None] - cx[None, :], cy[:, None] - cy[None, :])
+    dd = np.hypot(cx0[:, None] - cx0[None, :], cy0[:, None] - cy0[None, :])
     np.fill_diagonal(dd, np.inf)
-    overlapped = (dd < r[:, None] + r[None, :] - 1.0).any(1)
-    contact = _contact_rays(cx, cy, r, np.arange(K) * (2.0 * math.pi / K), cfg.contact_px)
-    cx, cy, off, angles, r = _measure(img, cx, cy, r, K, cfg, ((2.0, 4, 1.0),), v.shadow, cfg.radius_freedom_px,
-                                      keep_r=overlapped, exclude=contact)
-    ax, ay = _align_rims(img, cx, cy, r, cfg, (cx, cy, r))
+    overlapped = (dd < r0[:, None] + r0[None, :] - 1.0).any(1)
+    contact = _contact_rays(cx0, cy0, r0, np.arange(K) * (2.0 * math.pi / K), cfg.contact_px)
+    contact_al = _contact_rays(cx0, cy0, r0, np.arange(cfg.align_rays) * (2.0 * math.pi / cfg.align_rays),
+                               cfg.contact_px)
+    cx, cy, off, angles, r = _measure(img, cx0[want], cy0[want], r0[want], K, cfg, ((2.0, 4, 1.0),), v.shadow,
+                                      cfg.radius_freedom_px, keep_r=overlapped[want],
+                                      exclude=None if contact is None else contact[want])
+    ax, ay = _align_rims(img, cx, cy, r, cfg, None if contact_al is None else contact_al[want])
     off = _refit_offsets(cx, cy, r, off, angles, ax, ay, r)
     cx, cy = ax, ay
     aligned = _alignment(tensor, cx, cy, r, off, angles) >= cfg.min_alignment
@@ -1377,11 +1391,15 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     ny = cy[:, None] + r[:, None] * np.sin(angles)
     # Rays of each disk that lie under another accepted disk (they may be hidden: not counted against it); only
     # overlapping pairs can have any.
-    pi, pj = np.nonzero((np.hypot(cx[:, None] - cx[None, :], cy[:, None] - cy[None, :]) < r[:, None] + r[None, :])
-                        & ~np.eye(len(acc), dtype=bool))
+    ox, oy, orad = cx0.copy(), cy0.copy(), r0.copy()
+    ox[want], oy[want], orad[want] = cx, cy, r
+    pi, pj = np.nonzero((np.hypot(cx[:, None] - ox[None, :], cy[:, None] - oy[None, :]) < r[:, None] + orad[None, :])
+                        & (np.nonzero(want)[0][:, None] != np.arange(len(acc))[None, :]))
     covered_all = np.zeros(nx.shape, bool)
-    np.logical_or.at(covered_all, pi, np.hypot(nx[pi] - cx[pj][:, None], ny[pi] - cy[pj][:, None])
-                     < (r[pj] - 1.5)[:, None])
+    np.logical_or.at(covered_all, pi, np.hypot(nx[pi] - ox[pj][:, None], ny[pi] - oy[pj][:, None])
+                     < (orad[pj] - 1.5)[:, None])
+    accepted = [i for i, w in zip(accepted, want) if w]
+    acc = acc[want]
     # The printed-ring check again on the finely measured circles (a coarse radius can miss the ring by a px).
     # Not after the rim verifier: it judged each circle knowing the disks around it (how centred it sits in one
     # included), and this geometric check second-guessed small disks stacked a few px off a medium one's centre.
@@ -1486,13 +1504,40 @@ def fits_to_scene(fits: Sequence[DiskFit], z: Sequence[int], calibration: Any, s
 def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous: Scene | None = None,
                      config: DetectorConfig = DEFAULT_CONFIG) -> Scene:
     """`detect_frame` on an image already rectified with `calibration` (the live pipeline rectifies once)."""
-    from vision.stacking import order_stacks, separate_touching
+    return locate_disks(rect, calibration, sizes, previous, config).scene
 
+
+@dataclass(frozen=True)
+class Detection:
+    """One detection: the Scene, and the fits it was built from (rectified px, in the scene's disk order)."""
+
+    scene: Scene
+    fits: tuple[DiskFit, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.fits) != len(self.scene.disks):
+            raise ValueError("a Detection needs one fit per scene disk")
+
+
+def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous: Scene | None = None,
+                 config: DetectorConfig = DEFAULT_CONFIG) -> Detection:
+    """Disks of the whole rectified frame, seeded by `previous`, stacked and placed: the Detection."""
     ppm = px_per_mm(calibration)
     fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config,
                         battlefield_px=battlefield_px(calibration))
+    return finish_detection(rect, fits, calibration, sizes, previous, config)
+
+
+def finish_detection(rect: np.ndarray, fits: Sequence[DiskFit], calibration: Any, sizes: DiskSizes,
+                     previous: Scene | None, config: DetectorConfig = DEFAULT_CONFIG) -> Detection:
+    """Stacking order of the fits (rim evidence and their history), weak new circles dropped, disks in contact
+    moved apart: the Detection."""
+    from vision.stacking import order_stacks, separate_touching
+
+    ppm = px_per_mm(calibration)
     guessed = frozenset(frozenset(p) for p in (previous.extra.get("uncertain_pairs") or ())) \
         if previous is not None else frozenset()
+    fits = list(fits)
     order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config, uncertain_before=guessed)
     # A weak new circle is more often art or texture than a disk (one the previous scene had here is kept);
     # the order is taken again without it, so no pair refers to a dropped disk.
@@ -1502,8 +1547,9 @@ def detect_rectified(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previ
         fits = [fits[k] for k in keep]
         order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config, uncertain_before=guessed)
     fits = separate_touching(fits, order.touching)
-    return fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
-                         config.disk_thickness_mm)
+    scene = fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
+                          config.disk_thickness_mm)
+    return Detection(scene, tuple(fits))
 
 
 def sizes_for(calibration: Any, diameters_mm: Any = None) -> DiskSizes:

@@ -2,8 +2,9 @@
 
 One worker thread takes the newest frame from a FrameSource, checks it against the calibration, runs the motion
 gate on a small rectified copy and, once the table has been still long enough and something changed, detects
-the disks on the full rectified frame (seeded by the last stable scene), orders stacks, matches tracks and
-commits the result as a new version. While hands move over the table the last stable scene is served with
+the disks (seeded by the last stable scene: on the whole rectified frame the first time, then only where the
+table changed since the last commit, `vision.incremental`), orders stacks, matches tracks and commits the result
+as a new version. While hands move over the table the last stable scene is served with
 `busy` set. Bad frames (corrupt, wrong size) and a lost camera never replace the last good state; they show in
 `Health.message`. The web page polls `state()` or blocks in `wait_for_change()`.
 """
@@ -21,7 +22,8 @@ import numpy as np
 
 from tablesight.errors import InputError
 from tablesight.scene import Scene
-from vision.detect import DEFAULT_CONFIG, DetectorConfig, detect_rectified, sizes_for
+from vision.detect import DEFAULT_CONFIG, DetectorConfig, locate_disks, sizes_for
+from vision.incremental import ChangeConfig, Reference, detect_changed, reference_for
 from vision.motion import MotionConfig, MotionGate
 from vision.sizes import DiskSizes
 from vision.tracker import Correction, Tracker, TrackerConfig
@@ -54,6 +56,16 @@ class LiveState:
 
 
 @dataclass(frozen=True)
+class CommitInfo:
+    """How the last commit was detected: the whole frame, or only where it changed (that share of the frame,
+    with that many disks carried over as they were)."""
+
+    whole_frame: bool
+    changed_share: float
+    carried: int
+
+
+@dataclass(frozen=True)
 class PipelineConfig:
     """Settings of the live pipeline (validated; every part keeps its own config)."""
 
@@ -61,6 +73,7 @@ class PipelineConfig:
     detector: DetectorConfig = DEFAULT_CONFIG
     motion: MotionConfig = field(default_factory=MotionConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    change: ChangeConfig | None = field(default_factory=ChangeConfig)  # None: every commit detects the whole frame
     base_scene: Scene | None = None               # players, terrain, zones, range bands carried into every scene
     jpeg_px_per_mm: float = 0.5                   # scale of the page's rectified view
     jpeg_quality: int = 80
@@ -74,6 +87,8 @@ class PipelineConfig:
             raise ValueError("jpeg_px_per_mm must be within 0.05..2")
         if not 10 <= self.jpeg_quality <= 100:
             raise ValueError("jpeg_quality must be within 10..100")
+        if self.change is not None and not isinstance(self.change, ChangeConfig):
+            raise ValueError("change must be a ChangeConfig or None")
         if self.jpeg_interval_s < 0 or self.idle_timeout_s <= 0:
             raise ValueError("jpeg_interval_s must be >= 0 and idle_timeout_s > 0")
 
@@ -130,6 +145,9 @@ class LiveTable:
         self._last_t: float | None = None
         self._bad_frames = 0
         self.errors: list[str] = []
+        # What the last commit saw, for detecting the next one only where the table changed.
+        self._reference: Reference | None = None
+        self.last_commit: CommitInfo | None = None
 
     def _scaled(self, px_per_mm: float) -> Any:
         fn = getattr(self.calibration, "with_rectified", None)
@@ -181,6 +199,7 @@ class LiveTable:
             self._gate_cal = self._scaled(self.config.motion.px_per_mm)
             self._view_cal = self._scaled(self.config.jpeg_px_per_mm)
             self.gate.reset()
+            self._reference = None
             self._message = "new calibration in use"
 
     def apply_correction(self, correction: Correction) -> LiveState:
@@ -264,14 +283,25 @@ class LiveTable:
             with self._cond:
                 previous = self._scene if self._version > 0 else None
             try:
-                scene = detect_rectified(rect, calibration, self.sizes, previous, self.config.detector)
+                changed = None
+                if self._reference is not None and previous is not None and self.config.change is not None:
+                    changed = detect_changed(rect, calibration, self.sizes, previous, self._reference,
+                                             self.config.detector, self.config.change)
+                if changed is None:
+                    detection = locate_disks(rect, calibration, self.sizes, previous, self.config.detector)
+                    reference_rect, info = rect, CommitInfo(True, 1.0, 0)
+                else:
+                    detection, reference_rect = changed.detection, changed.reference_rect
+                    info = CommitInfo(False, changed.changed_share, changed.carried)
             except InputError as exc:
                 with self._cond:
                     self._bad_frames += 1
                     self._message = f"frame refused: {exc}"
                 return False
-            scene = self._with_base(scene)
+            scene = self._with_base(detection.scene)
             scene = self.tracker.update(scene)
+            self._reference = reference_for(reference_rect, detection, self.tracker.last_ids, scene)
+            self.last_commit = info
             self.gate.committed(small, now)
             committed = True
         with self._cond:

@@ -216,6 +216,7 @@ class Tracker:
         self.corrections: dict[tuple[str, str], Correction] = {}
         self._next = 1
         self._commit = 0
+        self.last_ids: dict[str, str] = {}   # the last update's detection id -> track id
         self._lock = threading.Lock()
 
     # -- corrections -----------------------------------------------------------------------------------------
@@ -315,6 +316,7 @@ class Tracker:
         out: list[Disk] = []
         seen: set[str] = set()
         renamed: dict[str, str] = {}     # detector id -> track id
+        self.last_ids = renamed
         for i, d in enumerate(dets):
             tid = match.get(i)
             if tid is None:

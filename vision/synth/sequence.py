@@ -80,10 +80,13 @@ def _settle(setup: TableSetup, d: SynthDisk, thickness: float) -> SynthDisk:
                    art=replace(d.art, back=False))
 
 
-def _clip_settings(tier: str | TierSettings) -> TierSettings:
-    """A calmer table than the stills: fewer disks, no stray hands."""
+def _clip_settings(tier: str | TierSettings, disks: int | None = None) -> TierSettings:
+    """A calmer table than the stills: fewer disks (unless `disks` says how many), no stray hands."""
     s = tier if isinstance(tier, TierSettings) else tier_settings(tier)
-    return replace(s, disks=(min(s.disks[0], 14), min(s.disks[1], 18)), stacks=(1, 1), overlaps=(1, 2),
+    if disks is not None and not 2 <= disks <= 60:
+        raise ValueError(f"disks must be within 2..60, got {disks}")
+    count = (min(s.disks[0], 14), min(s.disks[1], 18)) if disks is None else (disks, disks)
+    return replace(s, disks=count, stacks=(1, 1), overlaps=(1, 2),
                    touching=(1, 1), hand_probability=0.0)
 
 
@@ -113,9 +116,10 @@ class _ClipSteps:
         return [replace(st, setup=replace(st.setup, frame=i)) for i, st in enumerate(self.steps)]
 
 
-def build_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=None) -> list[SequenceStep]:
-    """The clip as a list of table states (not yet rendered)."""
-    s = _clip_settings(tier)
+def build_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=None, disks: int | None = None
+                 ) -> list[SequenceStep]:
+    """The clip as a list of table states (not yet rendered); `disks`: how many on the table (default 14-18)."""
+    s = _clip_settings(tier, disks)
     for attempt in range(40):
         base = _clip_table(seed, s, 1000 + attempt, diameters_mm)
         plan = _plan(base)
@@ -346,15 +350,15 @@ def _carry(clip: _ClipSteps, state: TableSetup, disk: SynthDisk, x_mm: float, y_
     return state
 
 
-def build_cover_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=None, covers: int = 4
-                       ) -> list[SequenceStep]:
+def build_cover_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=None, covers: int = 4,
+                       disks: int | None = None) -> list[SequenceStep]:
     """The cover clip (not yet rendered): a still table, then `covers` times a free disk carried by hand onto
     another free disk (an enemy when one fits) so that the lower one stays only 25-50 % visible, each move followed
     by a still table. Every cover is on a different pair of disks; the lower disk was fully visible at the stable
     moment before it was covered, which is what the live table's history has to work with."""
     if covers < 1:
         raise ValueError(f"covers must be >= 1, got {covers}")
-    s = _clip_settings(tier)
+    s = _clip_settings(tier, disks)
     rng = np.random.default_rng([int(seed), 0xC0FE])
     best: tuple[TableSetup, list] | None = None
     for attempt in range(40):
@@ -391,10 +395,12 @@ class Sequence:
     """A rendered-on-demand clip: `seq[i]` -> (frame_bgr, ground_truth_scene, is_stable).
 
     Rendered frames are kept as their JPEG bytes (about 150 kB at 720p, so a whole clip stays small) and decoded
-    again on each access; `cache_frames` bounds how many are kept."""
+    again on each access; `cache_frames` bounds how many are kept. `disks`: how many disks lie on the table
+    (default: a calm 14-18)."""
 
     def __init__(self, seed: int, tier: str = "standard", resolution: str = "720p", diameters_mm=None,
-                 cache_frames: int = 256, camera_settings: CameraSettings | None = None, kind: str = "game"):
+                 cache_frames: int = 256, camera_settings: CameraSettings | None = None, kind: str = "game",
+                 disks: int | None = None):
         if kind not in CLIP_KINDS:
             raise ValueError(f"unknown clip kind {kind!r} (known: {', '.join(CLIP_KINDS)})")
         self.seed = int(seed)
@@ -403,7 +409,7 @@ class Sequence:
         self.resolution = resolution
         self.fps = SEQUENCE_FPS
         self.camera: SynthCamera = table_camera(self.seed, camera_settings or tier_settings(tier).camera, resolution)
-        self.steps = CLIP_KINDS[kind](self.seed, tier, diameters_mm)
+        self.steps = CLIP_KINDS[kind](self.seed, tier, diameters_mm, disks=disks)
         self._cache: OrderedDict[int, RenderedFrame] = OrderedDict()
         self._cache_size = max(int(cache_frames), 1)
         self._lock = threading.Lock()

@@ -1,0 +1,197 @@
+"""Change-driven detection: after the first commit, the detector looks again only where the table changed.
+
+Between two settled tables a game changes a few disks: one flipped, a casualty taken away, a disk put on another.
+A disk whose surroundings show no change since it was measured is carried over as it was measured; the detector
+runs on the changed parts of the frame only (each widened so that every disk touching a change lies wholly
+inside), seeded by the previous scene, and the stacking order is then taken again over all disks (the carried
+ones bring their order as history). Change is measured against the very pixels each carried disk was measured
+on, so a disk nudged a little at each of several commits cannot drift away unseen. When much of the table
+changed (the light, a bumped camera) `detect_changed` declines and the whole frame is detected.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+import cv2
+import numpy as np
+
+from tablesight.scene import SIZE_CLASSES, Scene
+from vision.detect import (DEFAULT_CONFIG, Detection, DetectorConfig, DiskFit, _seeds_from, battlefield_px,
+                           detect_disks, finish_detection, px_per_mm)
+from vision.sizes import DiskSizes
+
+
+@dataclass(frozen=True)
+class ChangeConfig:
+    """What counts as a change of the table between two commits."""
+
+    level: float = 30.0        # colour difference (0-255, the largest channel's, 2x2 averaged) that is a change
+    speck_px: int = 3          # changes thinner than this (half-resolution px) are noise and JPEG, not the table
+    margin_px: float = 3.0     # a disk whose rim comes this close to a change is measured again
+    max_changed: float = 0.3   # a larger changed share of the frame (light, a bumped camera): detect it all
+
+    def __post_init__(self) -> None:
+        if not 1.0 <= self.level <= 255.0:
+            raise ValueError("level must be within 1..255")
+        if not 0 <= self.speck_px <= 15:
+            raise ValueError("speck_px must be within 0..15")
+        if not 0.0 <= self.margin_px <= 50.0:
+            raise ValueError("margin_px must be within 0..50")
+        if not 0.0 < self.max_changed <= 1.0:
+            raise ValueError("max_changed must be within (0, 1]")
+
+
+DEFAULT_CHANGE = ChangeConfig()
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the last commit saw: the rectified frame (under each carried disk, the pixels it was measured on)
+    and its fits, each with the committed scene's id and z as its seed (no id: the tracker dropped it)."""
+
+    rect: np.ndarray
+    fits: tuple[DiskFit, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rect, np.ndarray) or self.rect.ndim != 3 or self.rect.dtype != np.uint8:
+            raise ValueError("Reference.rect must be a rectified 8-bit colour image")
+        if not all(isinstance(f, DiskFit) for f in self.fits):
+            raise ValueError("Reference.fits must be DiskFits")
+
+
+@dataclass(frozen=True)
+class ChangedDetection:
+    """A detection made where the table changed: the Detection, the reference frame for the next commit, the
+    changed share of the frame, how many disks were carried over and in how many regions the detector ran."""
+
+    detection: Detection
+    reference_rect: np.ndarray
+    changed_share: float
+    carried: int
+    regions: int
+
+
+def reference_for(reference_rect: np.ndarray, detection: Detection, track_ids: Mapping[str, str],
+                  committed: Scene) -> Reference:
+    """The Reference after a commit: the detection's fits seeded with the ids and z the tracker committed."""
+    z_of = {d.id: d.z for d in committed.disks}
+    fits = []
+    for f, d in zip(detection.fits, detection.scene.disks):
+        tid = track_ids.get(d.id)
+        fits.append(replace(f, seed_id=tid, seed_z=z_of.get(tid, d.z) if tid is not None else None))
+    return Reference(reference_rect, tuple(fits))
+
+
+def change_mask(rect: np.ndarray, reference: np.ndarray, change: ChangeConfig = DEFAULT_CHANGE) -> np.ndarray:
+    """Half-resolution 0/1 map of where `rect` differs from `reference` (same shape, both rectified BGR)."""
+    a = cv2.resize(rect, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    b = cv2.resize(reference, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    d = cv2.absdiff(a, b)
+    if d.ndim == 3:
+        d = cv2.max(cv2.max(d[..., 0], d[..., 1]), d[..., 2])
+    m = (d > change.level).astype(np.uint8)
+    if change.speck_px > 0:
+        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (change.speck_px, change.speck_px))
+        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, k)
+    return m
+
+
+def _boxes(mask: np.ndarray, grow: int, shape: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
+    """Full-resolution (x0, y0, x1, y1) around every changed blob, grown by `grow` px, overlapping ones merged."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    h, w = shape[:2]
+    boxes = []
+    for c in contours:
+        x, y, bw, bh = cv2.boundingRect(c)
+        boxes.append([max(0, 2 * x - grow), max(0, 2 * y - grow), min(w, 2 * (x + bw) + grow),
+                      min(h, 2 * (y + bh) + grow)])
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                a, b = boxes[i], boxes[j]
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                    boxes[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
+                    del boxes[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    return [tuple(b) for b in boxes]  # type: ignore[misc]
+
+
+def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous: Scene, reference: Reference,
+                   config: DetectorConfig = DEFAULT_CONFIG, change: ChangeConfig = DEFAULT_CHANGE
+                   ) -> ChangedDetection | None:
+    """Disks of a rectified frame, detected again only where it differs from `reference`; None when that is
+    more than `change.max_changed` of the frame or the frame does not match the reference (detect it all)."""
+    if reference.rect.shape != rect.shape:
+        return None
+    mask = change_mask(rect, reference.rect, change)
+    share = float(mask.mean())
+    if share > change.max_changed:
+        return None
+    ppm = px_per_mm(calibration)
+    slack = change.margin_px + 1.5   # the half-resolution distance map is good to a px
+
+    if mask.any():
+        # Distance (full-resolution px) from every place to the nearest change: a circle comes within
+        # `margin_px` of a change when that distance at its centre is under its radius plus the margin.
+        dist = cv2.distanceTransform((1 - mask).astype(np.uint8), cv2.DIST_L2, 3) * 2.0
+        h2, w2 = dist.shape
+
+        def near(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
+            ix = np.clip((np.asarray(x) / 2.0).astype(int), 0, w2 - 1)
+            iy = np.clip((np.asarray(y) / 2.0).astype(int), 0, h2 - 1)
+            return dist[iy, ix] <= np.asarray(r) + slack
+
+        def touched(f: DiskFit) -> bool:
+            return bool(near(np.array([f.cx]), np.array([f.cy]), np.array([f.r_px]))[0])
+    else:
+        def touched(f: DiskFit) -> bool:
+            return False
+
+    carried = [f for f in reference.fits if not touched(f)]
+    fits = list(carried)
+    carried_ids = {f.seed_id for f in carried if f.seed_id is not None}
+    boxes: list[tuple[int, int, int, int]] = []
+    if mask.any():
+        r_max = max(sizes.radius(s) for s in SIZE_CLASSES) * ppm
+        # Every disk touching a change lies wholly within 2 radii and the margin of it, and the rim look reaches
+        # a few px beyond a rim.
+        boxes = _boxes(mask, int(math.ceil(2.0 * r_max + slack + 8.0)), rect.shape)
+        seeds = _seeds_from(previous, calibration, sizes)
+        bx0, by0, bx1, by1 = battlefield_px(calibration)
+        for x0, y0, x1, y1 in boxes:
+            crop = np.ascontiguousarray(rect[y0:y1, x0:x1])
+            local = [(x - x0, y - y0, size, sid, z) for x, y, size, sid, z in seeds
+                     if x0 <= x < x1 and y0 <= y < y1]
+            # Circles are looked for and measured only where they would touch the change; the disks around it
+            # come as seeds, so the changed ones are judged knowing what lies on or beside them.
+            found = detect_disks(crop, sizes, ppm, seeds=local, config=config,
+                                 battlefield_px=(bx0 - x0, by0 - y0, bx1 - x0, by1 - y0),
+                                 where=lambda x, y, r, x0=x0, y0=y0: near(x + x0, y + y0, r))
+            for f in found:
+                f = replace(f, cx=f.cx + x0, cy=f.cy + y0)
+                # Disks away from the change are carried (or, cut by the crop's edge, not seen whole here).
+                if not touched(f):
+                    continue
+                if any(o.size == f.size and math.hypot(o.cx - f.cx, o.cy - f.cy) < 0.25 * o.r_px for o in fits):
+                    continue
+                if f.seed_id in carried_ids:
+                    f = replace(f, seed_id=None, seed_z=None)
+                fits.append(f)
+    detection = finish_detection(rect, fits, calibration, sizes, previous, config)
+    # The next commit compares with the pixels each disk was measured on: the new frame, except under the
+    # disks carried over, which keep the reference's pixels.
+    ref_rect = rect.copy()
+    if carried:
+        keep = np.zeros(rect.shape[:2], np.uint8)
+        for f in carried:
+            cv2.circle(keep, (int(round(f.cx)), int(round(f.cy))), int(math.ceil(f.r_px + slack)), 1, -1)
+        cv2.copyTo(reference.rect, keep, ref_rect)
+    return ChangedDetection(detection, ref_rect, share, len(carried), len(boxes))
