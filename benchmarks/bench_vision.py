@@ -9,12 +9,14 @@ Speed (OpenCV and numpy's BLAS on one thread, exact calibration from the camera 
   baseline (`vision.baseline:detect`) on the same frames: CPU and wall milliseconds, median and p95;
 - the still-table fast path: one `LiveTable.process` call on an unchanged frame after a commit (small rectified
   copy + motion gate, no detection);
-- the live table over every frame of game-like clips (`--live-seeds`): per-frame CPU of `LiveTable.process`,
-  which looks at every frame and runs a detection only when a changed table has settled.
+- the live table over every frame of game-like clips (`--live-seeds`, `--live-disks` disks on the table): per-frame
+  CPU of `LiveTable.process`, which looks at every frame and runs a detection only when a changed table has
+  settled: of the whole frame at the first commit, of the parts that changed at the later ones.
 History (game-like clips, `vision.synth.sequence`): at the last frame of every stable moment the pipeline's
 detection is seeded by the previous stable scene and passed through the tracker, as the live table does; scored
 with the evaluation harness's matching: recall of 25-50 % visible disks, stacking order of overlapping pairs and
-whether the pin set is exact, with history and from the single frame alone.
+whether the pin set is exact, with history (the whole frame seeded, and the live table's detection of the changed
+parts, `vision.incremental`) and from the single frame alone.
 Partly covered disks (cover clips, `vision.synth.sequence.build_cover_script`): the same play and scoring on clips
 where, one move at a time, a disk is put on another so that the lower one stays 25-50 % visible; this is where the
 target "25-50 % visible: recall >= 90 % with history" is measured (the game-like clips have next to no such disks
@@ -100,16 +102,17 @@ def speed(seeds, disks: int, log) -> dict:
             "base_wall": base_wall, "fast": fast, "rectify": rect_ms}
 
 
-def live(seeds, tier: str, log) -> dict:
+def live(seeds, tier: str, log, disks_per_table: int | None = None) -> dict:
     """Every frame of game-like clips through the live table (`LiveTable.process`: motion gate on each frame, a
-    detection when a changed table has been still long enough), one core: what watching a camera costs per frame."""
+    detection when a changed table has been still long enough: of the whole frame at the first commit, then of
+    the parts that changed), one core: what watching a camera costs per frame."""
     from vision.live import LiveTable
     from vision.synth.sequence import Sequence
     from vision.synth.truth import truth_calibration
 
-    per_frame, commits, disks = [], [], []
+    per_frame, commits, whole, changed, disks = [], [], [], [], []
     for seed in seeds:
-        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind="game")
+        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind="game", disks=disks_per_table)
         cal = truth_calibration(seq.camera)
         cal.rectify_maps()
         table = LiveTable(None, cal)
@@ -122,36 +125,44 @@ def live(seeds, tier: str, log) -> dict:
             per_frame.append(ms)
             if committed:
                 commits.append(ms)
+                (whole if table.last_commit.whole_frame else changed).append(ms)
         disks.append(len(truth.disks) if truth is not None else 0)
         log(f"live clip seed {seed}: {len(seq)} frames, {len(commits)} commits so far, "
             f"median {np.median(per_frame):.1f} ms CPU per frame")
-    return {"per_frame": per_frame, "commits": commits, "disks": disks}
+    return {"per_frame": per_frame, "commits": commits, "whole": whole, "changed": changed, "disks": disks}
 
 
 def history(seeds, tier: str, log, kind: str = "game") -> dict:
     """Play clips of `kind` (`vision.synth.sequence.CLIP_KINDS`) through the pipeline with history and from the
     single frame; tallies scored at the last frame of every stable moment."""
     from eval_vision import match, _pins, _visible
-    from vision.detect import detect_frame, detect_rectified, sizes_for
+    from vision.detect import detect_frame, locate_disks, sizes_for
+    from vision.incremental import detect_changed, reference_for
     from vision.synth.sequence import Sequence
     from vision.synth.truth import truth_calibration
     from vision.tracker import Tracker
 
-    tallies = {"history": _new_tally(), "single": _new_tally()}
+    tallies = {"history": _new_tally(), "changed": _new_tally(), "single": _new_tally()}
     for seed in seeds:
         seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind=kind)
         cal = truth_calibration(seq.camera)
         sizes = sizes_for(cal)
-        tracker = Tracker()
-        previous = None
+        tracker, live_tracker = Tracker(), Tracker()
+        previous = live_previous = reference = None
         seen: set[str] = set()  # disks >= 50 % visible at an earlier stable moment: what history can know of
         for first, last in seq.stable_moments:
             img, truth, _ = seq[last]
             rect = cal.rectify(img)
-            scene = detect_rectified(rect, cal, sizes, previous)
-            scene = tracker.update(scene)
+            scene = tracker.update(locate_disks(rect, cal, sizes, previous).scene)
             previous = scene
             _score(tallies["history"], truth, scene, match, _pins, _visible, seen)
+            # As the live table does: the whole frame at the first commit, then only where the table changed.
+            changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference)
+            det = locate_disks(rect, cal, sizes, live_previous) if changed is None else changed.detection
+            live_previous = live_tracker.update(det.scene)
+            reference = reference_for(rect if changed is None else changed.reference_rect, det,
+                                      live_tracker.last_ids, live_previous)
+            _score(tallies["changed"], truth, live_previous, match, _pins, _visible, seen)
             _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, _pins, _visible, seen)
             seen |= {d.id for d in truth.disks if _visible(d) >= 0.5 and not d.extra.get("held")}
         h = tallies["history"]
@@ -207,6 +218,14 @@ def _score(t: dict, truth: Scene, detected: Scene, match, pins_of, visible_of, s
     t["pins_exact"] += int(tp == dp)
 
 
+def _median(vals) -> float:
+    return float(np.median(vals)) if len(vals) else float("nan")
+
+
+def _max(vals) -> float:
+    return float(np.max(vals)) if len(vals) else float("nan")
+
+
 def _rate(a: int, b: int) -> str:
     return f"{100.0 * a / b:.1f} % ({a}/{b})" if b else "n/a"
 
@@ -245,7 +264,11 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   f"| per-frame CPU, p95 | {_pct(pf, 95):.1f} ms |",
                   f"| frames within 33 ms | {100.0 * float((pf <= 33.0).mean()):.1f} % |",
                   f"| frames that ran a detection (commits) | {len(lv['commits'])}, median "
-                  f"{np.median(lv['commits']) if lv['commits'] else float('nan'):.1f} ms |", ""]
+                  f"{_median(lv['commits']):.1f} ms, max {_max(lv['commits']):.1f} ms |",
+                  f"| - the first commit of a clip (the whole frame) | {len(lv['whole'])}, median "
+                  f"{_median(lv['whole']):.1f} ms |",
+                  f"| - later commits (the changed parts only) | {len(lv['changed'])}, median "
+                  f"{_median(lv['changed']):.1f} ms, max {_max(lv['changed']):.1f} ms |", ""]
     if hist:
         lines += [f"## History (clips, tier {args.tier}, gate seeds " + ", ".join(map(str, args.clip_seed_list)) +
                   "; last frame of each stable moment, exact calibration)", ""] + _history_table(hist)
@@ -261,25 +284,22 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
 
 
 def _history_table(hist: dict) -> list[str]:
-    lines = ["| metric | with history (seeded + tracker) | single frame |", "|---|---|---|"]
-    h, s = hist["history"], hist["single"]
-    lines += [f"| recall >=50 % visible | {_rate(h['visible_found'], h['visible'])} | "
-              f"{_rate(s['visible_found'], s['visible'])} |",
-              f"| recall 25-50 % visible | {_rate(h['partly_found'], h['partly'])} | "
-              f"{_rate(s['partly_found'], s['partly'])} |",
-              f"| - of which seen >= 50 % visible at an earlier stable moment | "
-              f"{_rate(h['partly_seen_found'], h['partly_seen'])} | "
-              f"{_rate(s['partly_seen_found'], s['partly_seen'])} |",
-              f"| - never seen >= 50 % visible before | "
-              f"{_rate(h['partly_found'] - h['partly_seen_found'], h['partly'] - h['partly_seen'])} | "
-              f"{_rate(s['partly_found'] - s['partly_seen_found'], s['partly'] - s['partly_seen'])} |",
-              f"| precision | {_rate(h['detections'] - h['false'], h['detections'])} | "
-              f"{_rate(s['detections'] - s['false'], s['detections'])} |",
-              f"| stacking order (overlapping pairs) | {_rate(h['order_ok'], h['order_n'])} | "
-              f"{_rate(s['order_ok'], s['order_n'])} |",
-              f"| pin set exact (stable moments) | {_rate(h['pins_exact'], h['moments'])} | "
-              f"{_rate(s['pins_exact'], s['moments'])} |", ""]
-    return lines
+    cols = [hist["history"], hist["changed"], hist["single"]]
+
+    def row(name: str, rate) -> str:
+        return f"| {name} | " + " | ".join(rate(t) for t in cols) + " |"
+
+    return ["| metric | with history (whole frame seeded + tracker) | live table (changed parts seeded + tracker) "
+            "| single frame |", "|---|---|---|---|",
+            row("recall >=50 % visible", lambda t: _rate(t["visible_found"], t["visible"])),
+            row("recall 25-50 % visible", lambda t: _rate(t["partly_found"], t["partly"])),
+            row("- of which seen >= 50 % visible at an earlier stable moment",
+                lambda t: _rate(t["partly_seen_found"], t["partly_seen"])),
+            row("- never seen >= 50 % visible before",
+                lambda t: _rate(t["partly_found"] - t["partly_seen_found"], t["partly"] - t["partly_seen"])),
+            row("precision", lambda t: _rate(t["detections"] - t["false"], t["detections"])),
+            row("stacking order (overlapping pairs)", lambda t: _rate(t["order_ok"], t["order_n"])),
+            row("pin set exact (stable moments)", lambda t: _rate(t["pins_exact"], t["moments"])), ""]
 
 
 def main(argv=None) -> int:
@@ -293,6 +313,8 @@ def main(argv=None) -> int:
                    help="gate seeds for the cover clips: disks left 25-50 %% visible (default 3)")
     p.add_argument("--live-seeds", type=int, default=2,
                    help="gate seeds for the live table's per-frame cost over whole clips (default 2)")
+    p.add_argument("--live-disks", type=int, default=40,
+                   help="disks on the live clips' tables (default 40; 0: the calm 14-18 of the history clips)")
     p.add_argument("--tier", default="standard", choices=["easy", "standard", "hard"])
     p.add_argument("--out", type=Path, help="write the markdown here")
     args = p.parse_args(argv)
@@ -301,6 +323,8 @@ def main(argv=None) -> int:
             p.error(f"--{name.replace('_', '-')} must be within 0..{len(GATE_SEEDS)}")
     if args.disks < 1:
         p.error("--disks must be >= 1")
+    if args.live_disks != 0 and not 2 <= args.live_disks <= 60:
+        p.error("--live-disks must be 0 or within 2..60")
     cv2.setNumThreads(1)
     args.speed_seed_list = list(GATE_SEEDS[: args.speed_seeds])
     args.clip_seed_list = list(GATE_SEEDS[-args.clip_seeds:]) if args.clip_seeds else []
@@ -310,7 +334,7 @@ def main(argv=None) -> int:
     sp = speed(args.speed_seed_list, args.disks, log) if args.speed_seeds else None
     hist = history(args.clip_seed_list, args.tier, log) if args.clip_seeds else None
     cover = history(args.cover_seed_list, args.tier, log, kind="cover") if args.cover_seeds else None
-    lv = live(args.live_seed_list, args.tier, log) if args.live_seeds else None
+    lv = live(args.live_seed_list, args.tier, log, args.live_disks or None) if args.live_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = markdown(sp, hist, command.strip(), args, cover, lv)
     if args.out:

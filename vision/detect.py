@@ -1529,23 +1529,28 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
 
 
 def finish_detection(rect: np.ndarray, fits: Sequence[DiskFit], calibration: Any, sizes: DiskSizes,
-                     previous: Scene | None, config: DetectorConfig = DEFAULT_CONFIG) -> Detection:
+                     previous: Scene | None, config: DetectorConfig = DEFAULT_CONFIG,
+                     unchanged: Sequence[bool] | None = None) -> Detection:
     """Stacking order of the fits (rim evidence and their history), weak new circles dropped, disks in contact
-    moved apart: the Detection."""
+    moved apart: the Detection. `unchanged`: fits carried over with nothing changed around them (their pairs
+    keep the previous order)."""
     from vision.stacking import order_stacks, separate_touching
 
     ppm = px_per_mm(calibration)
     guessed = frozenset(frozenset(p) for p in (previous.extra.get("uncertain_pairs") or ())) \
         if previous is not None else frozenset()
     fits = list(fits)
-    order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config, uncertain_before=guessed)
+    flags = None if unchanged is None else list(unchanged)
+    order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config, uncertain_before=guessed, unchanged=flags)
     # A weak new circle is more often art or texture than a disk (one the previous scene had here is kept);
     # the order is taken again without it, so no pair refers to a dropped disk.
     keep = [k for k, f in enumerate(fits) if order.confidences[k] >= config.min_confidence
             or f.seed_id is not None or f.rim_fraction >= config.keep_rim_fraction]
     if len(keep) < len(fits):
         fits = [fits[k] for k in keep]
-        order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config, uncertain_before=guessed)
+        flags = None if flags is None else [flags[k] for k in keep]
+        order = order_stacks(rect, fits, px_per_mm_=ppm, detector=config, uncertain_before=guessed,
+                             unchanged=flags)
     fits = separate_touching(fits, order.touching)
     scene = fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
                           config.disk_thickness_mm)

@@ -179,9 +179,12 @@ def _reachable(adj: dict[int, set[int]], s: int, t: int) -> bool:
 def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 1.0,
                  config: StackingConfig = DEFAULT_STACKING,
                  detector: DetectorConfig = DEFAULT_CONFIG,
-                 uncertain_before: frozenset[frozenset[str]] = frozenset()) -> StackOrder:
+                 uncertain_before: frozenset[frozenset[str]] = frozenset(),
+                 unchanged: Sequence[bool] | None = None) -> StackOrder:
     """z for every fit (0 = on the felt) from rim evidence and the history the fits carry (seed ids and z);
-    `uncertain_before`: the pairs (of seed ids) the previous scene reported uncertain, whose order it only guessed."""
+    `uncertain_before`: the pairs (of seed ids) the previous scene reported uncertain, whose order it only guessed;
+    `unchanged`: the fits carried over from the previous scene with nothing changed around them: a pair of two
+    such keeps its previous order (a guess stays a guess) without reading the frame again."""
     n = len(fits)
     if n == 0:
         return StackOrder((), (), (), ())
@@ -191,6 +194,19 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
     weak: list[PairEvidence] = []
     touching: list[tuple[int, int]] = []
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if overlapping(fits[i], fits[j])]
+    if unchanged is not None:
+        if len(unchanged) != n:
+            raise ValueError("unchanged: one flag per fit")
+        for i, j in [p for p in pairs if unchanged[p[0]] and unchanged[p[1]]]:
+            a, b = fits[i], fits[j]
+            if a.seed_z is None or b.seed_z is None or a.seed_z == b.seed_z:
+                continue                                  # read it: nothing to keep
+            pairs.remove((i, j))
+            up, lo = (i, j) if a.seed_z > b.seed_z else (j, i)
+            if frozenset((a.seed_id, b.seed_id)) in uncertain_before:
+                weak.append(PairEvidence(up, lo, 0.05, "guess", True))
+            else:
+                decided.append(PairEvidence(up, lo, 0.9, "history", False))
     rim_p = None
     if pairs and detector.use_verifier:
         from vision.verifier import load_verifier

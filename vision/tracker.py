@@ -123,18 +123,20 @@ def _colour_dist(a, b) -> float:
     return float(np.linalg.norm(np.asarray(a, float) - np.asarray(b, float)))
 
 
-def _covered_share(x: float, y: float, r: float, disks: Iterable[Disk], samples: int = 7) -> float:
+_UNIT_GRID = np.stack(np.meshgrid(np.linspace(-1, 1, 7), np.linspace(-1, 1, 7)), -1).reshape(-1, 2)
+_UNIT_DISK = _UNIT_GRID[(_UNIT_GRID ** 2).sum(1) <= 1.0]   # sample points of a unit disk (a 7 x 7 grid)
+
+
+def _covered_share(x: float, y: float, r: float, disks: Iterable[Disk]) -> float:
     """Share of a disk's area (sampled on a grid) that lies under the given disks."""
-    g = np.linspace(-1, 1, samples)
-    gx, gy = np.meshgrid(g, g)
-    inside = gx * gx + gy * gy <= 1.0
-    px, py = x + r * gx[inside], y + r * gy[inside]
+    near = [d for d in disks if math.hypot(d.x_mm - x, d.y_mm - y) < d.radius_mm + r]
+    if not near:
+        return 0.0
+    px, py = x + r * _UNIT_DISK[:, 0], y + r * _UNIT_DISK[:, 1]
     cov = np.zeros(px.shape, bool)
-    for d in disks:
-        if math.hypot(d.x_mm - x, d.y_mm - y) >= d.radius_mm + r:
-            continue
+    for d in near:
         cov |= (px - d.x_mm) ** 2 + (py - d.y_mm) ** 2 <= d.radius_mm ** 2
-    return float(cov.mean()) if cov.size else 0.0
+    return float(cov.mean())
 
 
 def _rested_on(t: Track, d: Disk, tol_mm: float) -> bool:
@@ -317,6 +319,12 @@ class Tracker:
         seen: set[str] = set()
         renamed: dict[str, str] = {}     # detector id -> track id
         self.last_ids = renamed
+        # Which detections overlap which (most overlap none): what lies above and below each one.
+        if dets:
+            xy = np.array([[d.x_mm, d.y_mm] for d in dets])
+            rad = np.array([d.radius_mm for d in dets])
+            meets = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1)) < rad[:, None] + rad[None, :]
+            np.fill_diagonal(meets, False)
         for i, d in enumerate(dets):
             tid = match.get(i)
             if tid is None:
@@ -330,9 +338,9 @@ class Tracker:
             if ring is not None:
                 t.ring_bgr = ring if t.ring_bgr is None else tuple(0.7 * a + 0.3 * b for a, b in zip(t.ring_bgr, ring))
             t.last_seen, t.missing = n, 0
-            t.cover_seen = _covered_share(d.x_mm, d.y_mm, d.radius_mm, [o for o in dets if o.z > d.z])
-            t.rested_on = tuple((o.x_mm, o.y_mm, o.radius_mm) for o in dets if o.z < d.z and
-                                math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) < o.radius_mm + d.radius_mm)
+            near = [dets[k] for k in np.nonzero(meets[i])[0]]
+            t.cover_seen = _covered_share(d.x_mm, d.y_mm, d.radius_mm, [o for o in near if o.z > d.z])
+            t.rested_on = tuple((o.x_mm, o.y_mm, o.radius_mm) for o in near if o.z < d.z)
             t.confidence = d.confidence if d.confidence is not None else 1.0
             if d.player is not None:
                 t.player = d.player
