@@ -186,3 +186,19 @@ def test_disk_carried_onto_a_resting_one_of_its_size_is_found_with_history(offse
     assert len(scene.disks) == 2
     assert found_lower.id == before.disks[0].id
     assert found_upper.z > found_lower.z
+
+
+def test_a_pair_of_unchanged_carried_disks_keeps_its_order_and_a_guess_stays_a_guess():
+    from dataclasses import replace
+    flat = np.full((300, 300, 3), 90, np.uint8)
+    fits = [replace(_fit(100.0, 150.0, "medium", 32.0), seed_id="d1", seed_z=1),
+            replace(_fit(150.0, 150.0, "medium", 32.0), seed_id="d2", seed_z=0)]
+    kept = order_stacks(flat, fits, unchanged=[True, True])
+    assert kept.z == (1, 0) and not kept.uncertain_pairs and kept.pairs[0].source == "history"
+    guessed = order_stacks(flat, fits, unchanged=[True, True], uncertain_before=frozenset({frozenset({"d1", "d2"})}))
+    assert guessed.z == (1, 0) and guessed.uncertain_pairs == ((0, 1),)
+    # One of them changed: the lens is read again (on this blank image it says nothing: history decides).
+    read = order_stacks(flat, fits, unchanged=[True, False])
+    assert read.pairs[0].source == "history" and read.pairs[0].strength < 0.9
+    with pytest.raises(ValueError):
+        order_stacks(flat, fits, unchanged=[True])
