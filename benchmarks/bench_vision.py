@@ -138,6 +138,7 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
     from eval_vision import match, _pins, _visible
     from vision.detect import detect_frame, locate_disks, sizes_for
     from vision.incremental import detect_changed, reference_for
+    from vision.live import PipelineConfig
     from vision.synth.sequence import Sequence
     from vision.synth.truth import truth_calibration
     from vision.tracker import Tracker
@@ -156,9 +157,11 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
             scene = tracker.update(locate_disks(rect, cal, sizes, previous).scene)
             previous = scene
             _score(tallies["history"], truth, scene, match, _pins, _visible, seen)
-            # As the live table does: the whole frame at the first commit, then only where the table changed.
+            # As the live table does: the whole frame (in two passes) at the first commit, then only where the
+            # table changed.
             changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference)
-            det = locate_disks(rect, cal, sizes, live_previous) if changed is None else changed.detection
+            det = changed.detection if changed is not None else \
+                locate_disks(rect, cal, sizes, live_previous, passes=PipelineConfig().whole_passes)
             live_previous = live_tracker.update(det.scene)
             reference = reference_for(rect if changed is None else changed.reference_rect, det,
                                       live_tracker.last_ids, live_previous)

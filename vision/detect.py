@@ -564,6 +564,7 @@ class _Verified:
     seed_z: list = field(default_factory=list)
     shadow: Shadow | None = None
     tensor: np.ndarray | None = None   # the half-resolution gradient structure tensor the fits were checked with
+    context: FrameContext | None = None  # the shadow and rim offsets used
 
 
 @dataclass(frozen=True)
@@ -579,6 +580,20 @@ class Shadow:
 
     def fit_weights(self, angles: np.ndarray) -> np.ndarray:
         return np.where(self.shadowed(angles), 0.0, 1.0)[None, :]
+
+
+@dataclass(frozen=True)
+class FrameContext:
+    """What a whole frame tells about every disk in it: the cast shadow's direction and, per size class, how far
+    the rim as seen lies off the class radius (blur, the cut edge, the disks' height). A detection in a part of
+    the frame takes these from the whole frame's: a few disks in a crop estimate them worse, and differently."""
+
+    shadow: Shadow | None
+    rim_offset_px: tuple[float, float, float]
+
+    def __post_init__(self) -> None:
+        if len(self.rim_offset_px) != len(SIZE_CLASSES) or not all(math.isfinite(v) for v in self.rim_offset_px):
+            raise ValueError("rim_offset_px: one finite offset per size class")
 
 
 def _shadow_direction(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, min_strength: float = 0.3
@@ -832,7 +847,8 @@ def _refit_offsets(cx0: np.ndarray, cy0: np.ndarray, r0: np.ndarray, off: np.nda
 
 
 def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: DetectorConfig, K: int,
-            ppm: float = 1.0, tensor: np.ndarray | None = None, verifier: RimVerifier | None = None) -> _Verified:
+            ppm: float = 1.0, tensor: np.ndarray | None = None, verifier: RimVerifier | None = None,
+            context: FrameContext | None = None) -> _Verified:
     """Coarse check of every candidate on K rays: fitted centre, supporting rays, ring; copies merged.
 
     The rim as seen lies a little inside or outside the nominal radius (blur, the dark cut edge, the printed
@@ -882,8 +898,8 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
             (cand.size_idx[g][:, None] < cand.size_idx[g][None, :])
         good[g[conc.any(1)]] = False
         g = np.nonzero(good)[0]
-    shadow = None
-    if len(g):
+    shadow = None if context is None else context.shadow
+    if len(g) and context is None:
         lone = g[_lone(cx[g], cy[g], rf[g])]
         shadow = _shadow_direction(img, cx[lone], cy[lone], rf[lone])
     # Second pass for every candidate on all rays, the shadow side left out of the fit, starting from its own
@@ -903,11 +919,14 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
     if good.any():  # lone disks only: a neighbour's rim inside the window bends the radius
         g = np.nonzero(good)[0]
         good[g[~_lone(cx[g], cy[g], rf[g], gap=3.0)]] = False
-    delta_all = _densest_median((rf - r0)[good]) if good.sum() >= 3 else 0.0
-    delta = np.zeros(len(radii))
-    for k in range(len(radii)):
-        sel = good & (cand.size_idx == k)
-        delta[k] = _densest_median((rf - r0)[sel]) if sel.sum() >= 3 else delta_all
+    if context is not None:
+        delta = np.asarray(context.rim_offset_px, np.float64)
+    else:
+        delta_all = _densest_median((rf - r0)[good]) if good.sum() >= 3 else 0.0
+        delta = np.zeros(len(radii))
+        for k in range(len(radii)):
+            sel = good & (cand.size_idx == k)
+            delta[k] = _densest_median((rf - r0)[sel]) if sel.sum() >= 3 else delta_all
     # A disk seen all round keeps its own radius near its class; one seen in part gets the class radius, so that
     # its centre is not pulled along by a radius its visible arc cannot fix.
     rc = r0 + delta[cand.size_idx]
@@ -967,7 +986,8 @@ def _verify(img: np.ndarray, cand: _Candidates, radii: np.ndarray, cfg: Detector
                      cx[:, None] + r[:, None] * ca, cy[:, None] + r[:, None] * sa, resid,
                      _ring_uniformity(ring, support), _step_consistency(img, cx, cy, r, off, angles, support),
                      (align * support).sum(1) / np.maximum(support.sum(1), 1), rc[sel], [seed_id[i] for i in sel],
-                     [seed_z[i] for i in sel], shadow)
+                     [seed_z[i] for i in sel], shadow,
+                     context=FrameContext(shadow, tuple(float(d) for d in delta)))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1251,8 +1271,8 @@ def _confidence(rim: float, consistency: float, residual: float, ring_uniform: f
 def _candidate_fits(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float,
                     seeds: Sequence[tuple[float, float, str, str, int]], cfg: DetectorConfig,
                     battlefield_px: tuple[float, float, float, float] | None, verifier: RimVerifier | None = None,
-                    where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
-                    ) -> tuple[_Verified | None, np.ndarray]:
+                    where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                    context: FrameContext | None = None) -> tuple[_Verified | None, np.ndarray]:
     """Steps 1 and 2: candidates (votes, colour blobs, history seeds) fitted to their rims; and the image they were
     measured in (blurred, float32). With the rim `verifier`, circles it scores at next to nothing are left out.
     `where(x, y, r)`: which vote and blob candidates to look at (seeds are always looked at)."""
@@ -1287,7 +1307,7 @@ def _candidate_fits(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float,
     if len(vx) == 0:
         return None, img
     v = _verify(img, _Candidates(vx, vy, vs, seed_id, seed_z), radii, cfg, cfg.screen_rays, px_per_mm_, tensor,
-                verifier)
+                verifier, context)
     v.tensor = tensor
     if len(v.cx) == 0:
         return None, img
@@ -1340,18 +1360,28 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
                  seeds: Sequence[tuple[float, float, str, str, int]] = (),
                  config: DetectorConfig = DEFAULT_CONFIG,
                  battlefield_px: tuple[float, float, float, float] | None = None,
-                 where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None) -> list[DiskFit]:
+                 where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                 context: FrameContext | None = None) -> list[DiskFit]:
     """Disks in a rectified BGR image. `seeds`: (cx_px, cy_px, size, id, z) from the previous scene.
     `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (a disk hanging
     over an edge), never in the corner squares beyond two edges, where the marker tiles lie. `where(x, y, r)`
     (centres and radii, px): the part of the image wanted. New circles elsewhere are not looked at, and seeds
     elsewhere serve as context only (accepted, they explain and cover their neighbours' rims) and are not
-    measured or returned."""
+    measured or returned. `context`: the whole frame's
+    shadow and rim offsets, for a part of a frame (estimated from the image when None)."""
+    return _detect(rect, sizes, px_per_mm_, seeds, config, battlefield_px, where, context)[0]
+
+
+def _detect(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float, seeds: Sequence[tuple[float, float, str, str, int]],
+            config: DetectorConfig, battlefield_px: tuple[float, float, float, float] | None,
+            where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None,
+            context: FrameContext | None) -> tuple[list[DiskFit], FrameContext | None]:
+    """`detect_disks`, and the frame context it used."""
     cfg = config
     verifier = load_verifier(cfg.verifier_path) if cfg.use_verifier else None
-    v, img = _candidate_fits(rect, sizes, px_per_mm_, seeds, cfg, battlefield_px, verifier, where)
+    v, img = _candidate_fits(rect, sizes, px_per_mm_, seeds, cfg, battlefield_px, verifier, where, context)
     if v is None:
-        return []
+        return [], context
     tensor = v.tensor
     if verifier is not None:
         accepted, scores = _accept_verified(v, img, verifier, px_per_mm_, cfg)
@@ -1361,7 +1391,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
         accepted = _drop_printed_rings(img, v, accepted, cfg)
         score_of = {}
     if not accepted:
-        return []
+        return [], v.context
     # Fine measurement of the accepted disks on all rays (with `where`, of the wanted ones: the others are only the
     # context their rims and covers give).
     acc = np.array(accepted)
@@ -1427,7 +1457,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
                             confidence=(float(min(0.999, score_of[i])) if i in score_of else
                                         _confidence(rim, cons, float(resid[k]), float(uniform[k]), seeded)),
                             seed_id=v.seed_id[i], seed_z=v.seed_z[i], rim_r_px=float(r[k])))
-    return fits
+    return fits, v.context
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1513,6 +1543,7 @@ class Detection:
 
     scene: Scene
     fits: tuple[DiskFit, ...]
+    context: FrameContext | None = None   # the frame's shadow and rim offsets (for detecting parts of it later)
 
     def __post_init__(self) -> None:
         if len(self.fits) != len(self.scene.disks):
@@ -1520,12 +1551,21 @@ class Detection:
 
 
 def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous: Scene | None = None,
-                 config: DetectorConfig = DEFAULT_CONFIG) -> Detection:
-    """Disks of the whole rectified frame, seeded by `previous`, stacked and placed: the Detection."""
+                 config: DetectorConfig = DEFAULT_CONFIG, passes: int = 1) -> Detection:
+    """Disks of the whole rectified frame, seeded by `previous`, stacked and placed: the Detection. With `passes`
+    2 the frame is detected again seeded by the first pass: a disk seen only in part, missed at first, is judged
+    again knowing the disks around it (the live table's whole-frame commits; twice the time)."""
+    if not 1 <= passes <= 3:
+        raise ValueError("passes must be within 1..3")
     ppm = px_per_mm(calibration)
-    fits = detect_disks(rect, sizes, ppm, seeds=_seeds_from(previous, calibration, sizes), config=config,
-                        battlefield_px=battlefield_px(calibration))
-    return finish_detection(rect, fits, calibration, sizes, previous, config)
+    detection: Detection | None = None
+    for k in range(passes):
+        seeds_of = previous if detection is None else detection.scene
+        fits, context = _detect(rect, sizes, ppm, _seeds_from(seeds_of, calibration, sizes), config,
+                                battlefield_px(calibration), None, None)
+        detection = replace(finish_detection(rect, fits, calibration, sizes, seeds_of, config), context=context)
+    assert detection is not None
+    return detection
 
 
 def finish_detection(rect: np.ndarray, fits: Sequence[DiskFit], calibration: Any, sizes: DiskSizes,

@@ -19,8 +19,8 @@ import cv2
 import numpy as np
 
 from tablesight.scene import SIZE_CLASSES, Scene
-from vision.detect import (DEFAULT_CONFIG, Detection, DetectorConfig, DiskFit, _seeds_from, battlefield_px,
-                           detect_disks, finish_detection, px_per_mm)
+from vision.detect import (DEFAULT_CONFIG, Detection, DetectorConfig, DiskFit, FrameContext, _seeds_from,
+                           battlefield_px, detect_disks, finish_detection, px_per_mm)
 from vision.sizes import DiskSizes
 
 
@@ -54,6 +54,7 @@ class Reference:
 
     rect: np.ndarray
     fits: tuple[DiskFit, ...]
+    context: FrameContext | None = None   # the shadow and rim offsets of the last whole-frame detection
 
     def __post_init__(self) -> None:
         if not isinstance(self.rect, np.ndarray) or self.rect.ndim != 3 or self.rect.dtype != np.uint8:
@@ -82,7 +83,7 @@ def reference_for(reference_rect: np.ndarray, detection: Detection, track_ids: M
     for f, d in zip(detection.fits, detection.scene.disks):
         tid = track_ids.get(d.id)
         fits.append(replace(f, seed_id=tid, seed_z=z_of.get(tid, d.z) if tid is not None else None))
-    return Reference(reference_rect, tuple(fits))
+    return Reference(reference_rect, tuple(fits), detection.context)
 
 
 def change_mask(rect: np.ndarray, reference: np.ndarray, change: ChangeConfig = DEFAULT_CHANGE) -> np.ndarray:
@@ -127,7 +128,7 @@ def _boxes(mask: np.ndarray, grow: int, shape: tuple[int, ...]) -> list[tuple[in
 def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous: Scene, reference: Reference,
                    config: DetectorConfig = DEFAULT_CONFIG, change: ChangeConfig = DEFAULT_CHANGE
                    ) -> ChangedDetection | None:
-    """Disks of a rectified frame, detected again only where it differs from `reference`; None when that is
+    """Disks of a rectified frame, detected again only where it differs from `reference`; None when the change is
     more than `change.max_changed` of the frame or the frame does not match the reference (detect it all)."""
     if reference.rect.shape != rect.shape:
         return None
@@ -141,23 +142,35 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
     if mask.any():
         # Distance (full-resolution px) from every place to the nearest change: a circle comes within
         # `margin_px` of a change when that distance at its centre is under its radius plus the margin.
-        dist = cv2.distanceTransform((1 - mask).astype(np.uint8), cv2.DIST_L2, 3) * 2.0
+        dist = cv2.distanceTransform((1 - mask).astype(np.uint8), cv2.DIST_L2, cv2.DIST_MASK_PRECISE) * 2.0
         h2, w2 = dist.shape
 
         def near(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
             ix = np.clip((np.asarray(x) / 2.0).astype(int), 0, w2 - 1)
             iy = np.clip((np.asarray(y) / 2.0).astype(int), 0, h2 - 1)
             return dist[iy, ix] <= np.asarray(r) + slack
-
-        def touched(f: DiskFit) -> bool:
-            return bool(near(np.array([f.cx]), np.array([f.cy]), np.array([f.r_px]))[0])
     else:
-        def touched(f: DiskFit) -> bool:
-            return False
+        def near(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
+            return np.zeros(np.shape(x), bool)
+
+    def touched(f: DiskFit) -> bool:
+        return bool(near(np.array([f.cx]), np.array([f.cy]), np.array([f.r_px]))[0])
 
     carried = [f for f in reference.fits if not touched(f)]
+    redo = [f for f in reference.fits if touched(f)]
     fits = list(carried)
     carried_ids = {f.seed_id for f in carried if f.seed_id is not None}
+    rx = np.array([f.cx for f in redo])
+    ry = np.array([f.cy for f in redo])
+
+    def wanted(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """Circles touching the change, and the disks measured again because they did (a px from their place
+        they might just miss it)."""
+        out = near(x, y, r)
+        if len(rx):
+            out |= (np.hypot(np.asarray(x)[:, None] - rx[None, :], np.asarray(y)[:, None] - ry[None, :])
+                    < 4.0).any(1)
+        return out
     boxes: list[tuple[int, int, int, int]] = []
     if mask.any():
         r_max = max(sizes.radius(s) for s in SIZE_CLASSES) * ppm
@@ -174,19 +187,21 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
             # come as seeds, so the changed ones are judged knowing what lies on or beside them.
             found = detect_disks(crop, sizes, ppm, seeds=local, config=config,
                                  battlefield_px=(bx0 - x0, by0 - y0, bx1 - x0, by1 - y0),
-                                 where=lambda x, y, r, x0=x0, y0=y0: near(x + x0, y + y0, r))
+                                 where=lambda x, y, r, x0=x0, y0=y0: wanted(x + x0, y + y0, r),
+                                 context=reference.context)
             for f in found:
                 f = replace(f, cx=f.cx + x0, cy=f.cy + y0)
                 # Disks away from the change are carried (or, cut by the crop's edge, not seen whole here).
-                if not touched(f):
+                if not wanted(np.array([f.cx]), np.array([f.cy]), np.array([f.r_px]))[0]:
                     continue
                 if any(o.size == f.size and math.hypot(o.cx - f.cx, o.cy - f.cy) < 0.25 * o.r_px for o in fits):
                     continue
                 if f.seed_id in carried_ids:
                     f = replace(f, seed_id=None, seed_z=None)
                 fits.append(f)
-    detection = finish_detection(rect, fits, calibration, sizes, previous, config,
-                                 unchanged=[k < len(carried) for k in range(len(fits))])
+    detection = replace(finish_detection(rect, fits, calibration, sizes, previous, config,
+                                         unchanged=[k < len(carried) for k in range(len(fits))]),
+                        context=reference.context)
     # The next commit compares with the pixels each disk was measured on: the new frame, except under the
     # disks carried over, which keep the reference's pixels.
     ref_rect = rect.copy()
@@ -196,3 +211,4 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
             cv2.circle(keep, (int(round(f.cx)), int(round(f.cy))), int(math.ceil(f.r_px + slack)), 1, -1)
         cv2.copyTo(reference.rect, keep, ref_rect)
     return ChangedDetection(detection, ref_rect, share, len(carried), len(boxes))
+

@@ -74,6 +74,7 @@ class PipelineConfig:
     motion: MotionConfig = field(default_factory=MotionConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
     change: ChangeConfig | None = field(default_factory=ChangeConfig)  # None: every commit detects the whole frame
+    whole_passes: int = 2                         # a whole-frame commit detects twice, seeded the second time
     base_scene: Scene | None = None               # players, terrain, zones, range bands carried into every scene
     jpeg_px_per_mm: float = 0.5                   # scale of the page's rectified view
     jpeg_quality: int = 80
@@ -87,6 +88,8 @@ class PipelineConfig:
             raise ValueError("jpeg_px_per_mm must be within 0.05..2")
         if not 10 <= self.jpeg_quality <= 100:
             raise ValueError("jpeg_quality must be within 10..100")
+        if not 1 <= self.whole_passes <= 3:
+            raise ValueError("whole_passes must be within 1..3")
         if self.change is not None and not isinstance(self.change, ChangeConfig):
             raise ValueError("change must be a ChangeConfig or None")
         if self.jpeg_interval_s < 0 or self.idle_timeout_s <= 0:
@@ -284,11 +287,13 @@ class LiveTable:
                 previous = self._scene if self._version > 0 else None
             try:
                 changed = None
-                if self._reference is not None and previous is not None and self.config.change is not None:
+                change = self.config.change
+                if self._reference is not None and previous is not None and change is not None:
                     changed = detect_changed(rect, calibration, self.sizes, previous, self._reference,
                                              self.config.detector, self.config.change)
                 if changed is None:
-                    detection = locate_disks(rect, calibration, self.sizes, previous, self.config.detector)
+                    detection = locate_disks(rect, calibration, self.sizes, previous, self.config.detector,
+                                             passes=self.config.whole_passes)
                     reference_rect, info = rect, CommitInfo(True, 1.0, 0)
                 else:
                     detection, reference_rect = changed.detection, changed.reference_rect

@@ -199,3 +199,21 @@ def test_on_game_clips_the_changed_part_finds_what_the_whole_frame_finds(seed):
         assert set(whole_m.values()) & seen <= set(m.values()), k
         assert sum(d.id not in m for d in prev.disks) <= sum(d.id not in whole_m for d in whole_prev.disks), k
     assert carried >= 0.8 * 30 * (len(seq.stable_moments) - 1)
+
+
+@pytest.mark.parametrize("bad", [0, 4])
+def test_whole_frame_passes_are_validated(bad):
+    with pytest.raises(ValueError):
+        PipelineConfig(whole_passes=bad)
+    with pytest.raises(ValueError):
+        locate_disks(draw_table(TABLE, 5), identity_calibration(), sizes_for(identity_calibration()), passes=bad)
+
+
+def test_a_second_pass_keeps_what_the_first_found_and_carries_the_frame_context():
+    cal = identity_calibration()
+    rect = draw_table(TABLE, 5)
+    one = locate_disks(rect, cal, sizes_for(cal))
+    two = locate_disks(rect, cal, sizes_for(cal), passes=2)
+    assert len(two.scene.disks) == len(one.scene.disks) == len(TABLE)
+    assert {d.id for d in two.scene.disks} == {d.id for d in one.scene.disks}   # seeded: the ids carry on
+    assert two.context is not None and len(two.context.rim_offset_px) == 3
