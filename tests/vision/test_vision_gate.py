@@ -90,3 +90,23 @@ def test_gate_stacking_order(gate_results):
                     ok += int((za - zb) * (a.z - b.z) > 0)
     assert n >= 3
     assert ok / n >= 0.95, f"order {ok}/{n}"
+
+
+def test_gate_live_table_pin_sets_on_game_clips():
+    """The live table's path on game-like gate clips (the whole frame in two passes at the first commit, then the
+    changed parts, the tracker): exact pin sets at the stable moments, and no false disks to speak of."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from vision.synth.seeds import GATE_SEEDS
+
+    spec = importlib.util.spec_from_file_location(
+        "gate_bench_vision", Path(__file__).resolve().parents[2] / "benchmarks" / "bench_vision.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["gate_bench_vision"] = bench
+    spec.loader.exec_module(bench)
+    live = bench.history(list(GATE_SEEDS[-3:]), "standard", lambda _: None)["changed"]
+    assert live["moments"] >= 9
+    assert live["pins_exact"] / live["moments"] >= 0.9, f"pin sets {live['pins_exact']}/{live['moments']}"
+    assert (live["detections"] - live["false"]) / live["detections"] >= 0.99
