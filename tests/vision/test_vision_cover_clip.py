@@ -87,6 +87,16 @@ def test_vision_cover_clip_is_deterministic_and_leaves_the_game_clip_alone(seed)
     assert build_script(seed) == Sequence(seed).steps  # the default kind is still the game-like clip
 
 
+@pytest.mark.parametrize("kind", ["game", "cover"])
+def test_clips_take_a_disk_count(kind):
+    steps = Sequence(TEST_SEEDS[1], kind=kind, disks=40).steps
+    assert len(steps[0].setup.disks) >= 36     # a crowded table may not fit every one
+    assert len(Sequence(TEST_SEEDS[1], kind=kind).steps[0].setup.disks) <= 18
+    for bad in (1, 61):
+        with pytest.raises(ValueError, match="disks must be within"):
+            Sequence(TEST_SEEDS[1], kind=kind, disks=bad)
+
+
 def test_vision_cover_clip_unknown_kind_is_refused():
     with pytest.raises(ValueError, match="unknown clip kind"):
         Sequence(TEST_SEEDS[0], kind="flip")
