@@ -171,6 +171,7 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
             out |= (np.hypot(np.asarray(x)[:, None] - rx[None, :], np.asarray(y)[:, None] - ry[None, :])
                     < 4.0).any(1)
         return out
+
     boxes: list[tuple[int, int, int, int]] = []
     if mask.any():
         r_max = max(sizes.radius(s) for s in SIZE_CLASSES) * ppm
