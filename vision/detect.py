@@ -1367,8 +1367,8 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0,
     over an edge), never in the corner squares beyond two edges, where the marker tiles lie. `where(x, y, r)`
     (centres and radii, px): the part of the image wanted. New circles elsewhere are not looked at, and seeds
     elsewhere serve as context only (accepted, they explain and cover their neighbours' rims) and are not
-    measured or returned. `context`: the whole frame's
-    shadow and rim offsets, for a part of a frame (estimated from the image when None)."""
+    measured or returned. `context`: the whole frame's shadow and rim offsets, for a part of a frame (estimated
+    from the image when None)."""
     return _detect(rect, sizes, px_per_mm_, seeds, config, battlefield_px, where, context)[0]
 
 
@@ -1559,21 +1559,21 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
         raise ValueError("passes must be within 1..3")
     ppm = px_per_mm(calibration)
     detection: Detection | None = None
-    for k in range(passes):
+    for _ in range(passes):
         seeds_of = previous if detection is None else detection.scene
         fits, context = _detect(rect, sizes, ppm, _seeds_from(seeds_of, calibration, sizes), config,
                                 battlefield_px(calibration), None, None)
-        detection = replace(finish_detection(rect, fits, calibration, sizes, seeds_of, config), context=context)
+        detection = finish_detection(rect, fits, calibration, sizes, seeds_of, config, context=context)
     assert detection is not None
     return detection
 
 
 def finish_detection(rect: np.ndarray, fits: Sequence[DiskFit], calibration: Any, sizes: DiskSizes,
                      previous: Scene | None, config: DetectorConfig = DEFAULT_CONFIG,
-                     unchanged: Sequence[bool] | None = None) -> Detection:
+                     unchanged: Sequence[bool] | None = None, context: FrameContext | None = None) -> Detection:
     """Stacking order of the fits (rim evidence and their history), weak new circles dropped, disks in contact
-    moved apart: the Detection. `unchanged`: fits carried over with nothing changed around them (their pairs
-    keep the previous order)."""
+    moved apart: the Detection (carrying the frame `context` the fits were measured with). `unchanged`: fits
+    carried over with nothing changed around them (their pairs keep the previous order)."""
     from vision.stacking import order_stacks, separate_touching
 
     ppm = px_per_mm(calibration)
@@ -1594,7 +1594,7 @@ def finish_detection(rect: np.ndarray, fits: Sequence[DiskFit], calibration: Any
     fits = separate_touching(fits, order.touching)
     scene = fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
                           config.disk_thickness_mm)
-    return Detection(scene, tuple(fits))
+    return Detection(scene, tuple(fits), context)
 
 
 def sizes_for(calibration: Any, diameters_mm: Any = None) -> DiskSizes:

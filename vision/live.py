@@ -290,7 +290,7 @@ class LiveTable:
                 change = self.config.change
                 if self._reference is not None and previous is not None and change is not None:
                     changed = detect_changed(rect, calibration, self.sizes, previous, self._reference,
-                                             self.config.detector, self.config.change)
+                                             self.config.detector, change)
                 if changed is None:
                     detection = locate_disks(rect, calibration, self.sizes, previous, self.config.detector,
                                              passes=self.config.whole_passes)

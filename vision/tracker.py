@@ -318,7 +318,6 @@ class Tracker:
         out: list[Disk] = []
         seen: set[str] = set()
         renamed: dict[str, str] = {}     # detector id -> track id
-        self.last_ids = renamed
         # Which detections overlap which (most overlap none): what lies above and below each one.
         if dets:
             xy = np.array([[d.x_mm, d.y_mm] for d in dets])
@@ -347,6 +346,7 @@ class Tracker:
             seen.add(tid)
             renamed[d.id] = tid
             out.append(replace(d, id=tid))
+        self.last_ids = renamed
         # 3: tracks without a detection: hidden under disks now, or gone.
         for t in list(self.tracks.values()):
             if t.id in seen or t in rejected:
