@@ -37,6 +37,9 @@ class RenderedFrame:
     markers_px: dict[int, np.ndarray]  # marker id -> 4x2 true corners in image px (OpenCV order)
     render_ms: float  # wall time
     render_cpu_ms: float = 0.0  # processor time of this process (all threads): the cost on a busy machine
+    # Per image pixel, which disk's top face is seen there: the index of the disk in `setup.disks`, -1 for
+    # anything else (felt, terrain, counters' surroundings), HAND_LABEL under a hand. The learned eye's labels.
+    label: np.ndarray | None = None
 
 
 def _affine(rot_deg: float, ppm: float, center_mm: tuple[float, float], tex_center: tuple[float, float],
@@ -379,4 +382,4 @@ def render_frame(setup: TableSetup, camera: SynthCamera, layout: MarkerLayout | 
     scene = setup.scene(visible=visible, extra=truth)
     return RenderedFrame(image=image, jpeg=jpeg, scene=scene, markers_px=markers_px,
                          render_ms=(time.perf_counter() - t0) * 1000.0,
-                         render_cpu_ms=(time.process_time() - c0) * 1000.0)
+                         render_cpu_ms=(time.process_time() - c0) * 1000.0, label=canvas.label)
