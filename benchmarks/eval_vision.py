@@ -188,16 +188,6 @@ def load_detector(spec: str) -> Callable[..., Scene]:
     return getattr(importlib.import_module(mod), fn)
 
 
-def _configured(config: Any) -> Callable[..., Scene]:
-    """`detect_frame` with a detector configuration of its own."""
-    from vision.detect import detect_frame
-
-    def detect(frame_bgr: Any, calibration: Any, diameters_mm: Any = None) -> Scene:
-        return detect_frame(frame_bgr, calibration, diameters_mm, config=config)
-
-    return detect
-
-
 def folder_calibration(folder: Path, frames: list[Path], mode: str, intrinsics_mode: str,
                        diameters: tuple[float, float, float]) -> tuple[Any, str]:
     from vision.synth.camera import SynthCamera
@@ -415,12 +405,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workdir", type=Path, help="where generated folders go (default: a temporary folder)")
     p.add_argument("--detector", action="append", default=[], metavar="MODULE:FUNCTION",
                    help=f"a detector to evaluate (repeatable; default {DEFAULT_DETECTOR} if it imports)")
-    p.add_argument("--verifier", type=Path, metavar="NPZ",
-                   help="score vision.detect:detect_frame with this rim verifier file instead of the shipped one "
-                        "(e.g. one trained on half the tuning seeds, scored on the other half)")
-    p.add_argument("--thresholds", action="store_true",
-                   help="also score vision.detect:detect_frame accepting by its hand-set thresholds "
-                        "(DetectorConfig(use_verifier=False))")
     p.add_argument("--calibration", choices=["frame", "truth"], default="frame",
                    help="table calibration from the frame's markers (default) or the exact camera truth")
     p.add_argument("--intrinsics", choices=["truth", "boards"], default="truth",
@@ -439,18 +423,6 @@ def main(argv: list[str] | None = None) -> int:
                 if args.detector:
                     raise InputError(f"--detector {spec}: cannot import it ({exc})") from None
                 print(f"note: {spec} not available ({exc}); evaluating the baseline only", file=sys.stderr)
-        if args.verifier is not None or args.thresholds:
-            from vision.detect import DetectorConfig
-            from vision.verifier import load_verifier
-
-            if args.verifier is not None:
-                load_verifier(str(args.verifier))  # a missing or corrupt file: one line, before any work
-                if not args.detector:  # it replaces the shipped verifier, unless detectors were named
-                    detectors.pop(DEFAULT_DETECTOR, None)
-                detectors[f"{DEFAULT_DETECTOR} (verifier {args.verifier.name})"] = \
-                    _configured(DetectorConfig(verifier_path=str(args.verifier)))
-            if args.thresholds:
-                detectors[f"{DEFAULT_DETECTOR} (thresholds)"] = _configured(DetectorConfig(use_verifier=False))
         detectors[BASELINE] = load_detector(BASELINE)
         command = ".venv/bin/python benchmarks/eval_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
         sections = []

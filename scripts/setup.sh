@@ -25,7 +25,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 if [ "$want_test" = 1 ]; then
-  .venv/bin/python -m pip install -q -e '.[test,train]'
+  .venv/bin/python -m pip install -q -e '.[test]'
 else
   .venv/bin/python -m pip install -q -e .
 fi

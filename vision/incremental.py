@@ -19,8 +19,10 @@ import cv2
 import numpy as np
 
 from tablesight.scene import SIZE_CLASSES, Scene
-from vision.detect import (DEFAULT_CONFIG, Detection, DetectorConfig, DiskFit, FrameContext, _seeds_from,
-                           battlefield_px, detect_disks, finish_detection, px_per_mm)
+from vision.detect import (Detection, battlefield_px, detect_disks, finish_detection, map_scale, px_per_mm,
+                           seeds_from)
+from vision.facemap import FaceMaps
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.sizes import DiskSizes
 
 
@@ -49,12 +51,13 @@ DEFAULT_CHANGE = ChangeConfig()
 
 @dataclass(frozen=True)
 class Reference:
-    """What the last commit saw: the rectified frame (under each carried disk, the pixels it was measured on)
-    and its fits, each with the committed scene's id and z as its seed (no id: the tracker dropped it)."""
+    """What the last commit saw: the rectified frame (under each carried disk, the pixels it was measured on),
+    its face / rim maps, and its fits, each with the committed scene's id and z as its seed (no id: the tracker
+    dropped it)."""
 
     rect: np.ndarray
     fits: tuple[DiskFit, ...]
-    context: FrameContext | None = None   # the shadow and rim offsets of the last whole-frame detection
+    maps: FaceMaps
 
     def __post_init__(self) -> None:
         if not isinstance(self.rect, np.ndarray) or self.rect.ndim != 3 or self.rect.dtype != np.uint8:
@@ -83,7 +86,7 @@ def reference_for(reference_rect: np.ndarray, detection: Detection, track_ids: M
     for f, d in zip(detection.fits, detection.scene.disks):
         tid = track_ids.get(d.id)
         fits.append(replace(f, seed_id=tid, seed_z=z_of.get(tid, d.z) if tid is not None else None))
-    return Reference(reference_rect, tuple(fits), detection.context)
+    return Reference(reference_rect, tuple(fits), detection.maps)
 
 
 def change_mask(rect: np.ndarray, reference: np.ndarray, change: ChangeConfig = DEFAULT_CHANGE) -> np.ndarray:
@@ -137,6 +140,10 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
     if share > change.max_changed:
         return None
     ppm = px_per_mm(calibration)
+    scale = map_scale(ppm)
+    step = int(round(scale)) if abs(scale - round(scale)) < 1e-9 else 0
+    if step < 1:
+        return None   # crops must lie on the maps' grid
     slack = change.margin_px + 1.5   # the half-resolution distance map is good to a px
 
     if mask.any():
@@ -173,23 +180,30 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
         return out
 
     boxes: list[tuple[int, int, int, int]] = []
+    face, rim = reference.maps.face.copy(), reference.maps.rim.copy()
     if mask.any():
         r_max = max(sizes.radius(s) for s in SIZE_CLASSES) * ppm
         # Every disk touching a change lies wholly within 2 radii and the margin of it, and the rim look reaches
         # a few px beyond a rim.
         boxes = _boxes(mask, int(math.ceil(2.0 * r_max + slack + 8.0)), rect.shape)
-        seeds = _seeds_from(previous, calibration, sizes)
+        seeds = seeds_from(previous, calibration, sizes)
         bx0, by0, bx1, by1 = battlefield_px(calibration)
         for x0, y0, x1, y1 in boxes:
+            # crops start on the maps' grid, so their maps paste into the whole frame's
+            x0, y0 = x0 - x0 % step, y0 - y0 % step
             crop = np.ascontiguousarray(rect[y0:y1, x0:x1])
-            local = [(x - x0, y - y0, size, sid, z) for x, y, size, sid, z in seeds
-                     if x0 <= x < x1 and y0 <= y < y1]
+            local = [replace(s, cx=s.cx - x0, cy=s.cy - y0) for s in seeds
+                     if x0 <= s.cx < x1 and y0 <= s.cy < y1]
             # Circles are looked for and measured only where they would touch the change; the disks around it
             # come as seeds, so the changed ones are judged knowing what lies on or beside them.
-            found = detect_disks(crop, sizes, ppm, seeds=local, config=config,
-                                 battlefield_px=(bx0 - x0, by0 - y0, bx1 - x0, by1 - y0),
-                                 where=lambda x, y, r, x0=x0, y0=y0: wanted(x + x0, y + y0, r),
-                                 context=reference.context)
+            found, crop_maps = detect_disks(crop, sizes, ppm, seeds=local, config=config,
+                                            battlefield_px=(bx0 - x0, by0 - y0, bx1 - x0, by1 - y0),
+                                            where=lambda x, y, r, x0=x0, y0=y0: wanted(x + x0, y + y0, r))
+            u0, v0 = x0 // step, y0 // step
+            mh, mw = crop_maps.shape
+            mh, mw = min(mh, face.shape[0] - v0), min(mw, face.shape[1] - u0)
+            face[v0:v0 + mh, u0:u0 + mw] = crop_maps.face[:mh, :mw]
+            rim[v0:v0 + mh, u0:u0 + mw] = crop_maps.rim[:mh, :mw]
             for f in found:
                 f = replace(f, cx=f.cx + x0, cy=f.cy + y0)
                 # Disks away from the change are carried (or, cut by the crop's edge, not seen whole here).
@@ -200,8 +214,8 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
                 if f.seed_id in carried_ids:
                     f = replace(f, seed_id=None, seed_z=None)
                 fits.append(f)
-    detection = finish_detection(rect, fits, calibration, sizes, previous, config,
-                                 unchanged=[k < len(carried) for k in range(len(fits))], context=reference.context)
+    detection = finish_detection(FaceMaps(face=face, rim=rim), fits, calibration, sizes, previous, config,
+                                 unchanged=[k < len(carried) for k in range(len(fits))])
     # The next commit compares with the pixels each disk was measured on: the new frame, except under the
     # disks carried over, which keep the reference's pixels.
     ref_rect = rect.copy()

@@ -22,7 +22,8 @@ import numpy as np
 
 from tablesight.errors import InputError
 from tablesight.scene import Scene
-from vision.detect import DEFAULT_CONFIG, DetectorConfig, locate_disks, sizes_for
+from vision.detect import locate_disks, sizes_for
+from vision.fit import DEFAULT_CONFIG, DetectorConfig
 from vision.incremental import ChangeConfig, Reference, detect_changed, reference_for
 from vision.motion import MotionConfig, MotionGate
 from vision.sizes import DiskSizes

@@ -1,10 +1,10 @@
 """Which disk lies on which: rim continuity in the overlap lens, history, and one consistent `z` per pile.
 
 For two overlapping disks A and B, look at A's rim where it runs inside B (the lens), away from any third disk:
-if A is on top, its rim is an unbroken edge there with A's border ring just inside it; if A is under B, that arc
-is hidden and the pixels there are B's art. The same for B's rim inside A. The rim verifier's ray network reads
-each lens ray; the evidence is summed over the rays (a small disk lying on a large one has many lens rays, the
-large one's rim only a few, barely covered), and the difference of the two sums orders the pair. A disk whose rim
+if A is on top, its outline runs unbroken there; if A is under B, that arc is hidden under B's face. The rim map
+of `vision.facemap` was taught exactly this (only the upper disk's outline is an outline), whatever the disks' art:
+each lens ray reads the map's peak near A's circle; the evidence is summed over the rays (a small disk lying on a
+large one has many lens rays, the large one's rim only a few, barely covered), and the difference of the two sums orders the pair. A disk whose rim
 lies nearly all inside the other is the upper one: under it, it could not have been found. Pairs are judged with
 the size classes' radii, as the rules judge overlaps; the rim is read on each disk's measured silhouette.
 History (the previous scene's order of the same two disks; a disk that arrives onto a resting disk is above it)
@@ -22,8 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
-from tablesight.scene import SIZE_CLASSES
-from vision.detect import DEFAULT_CONFIG, DetectorConfig, DiskFit, _rim_points, _sample
+from vision.facemap import FaceMaps
+from vision.fit import DiskFit, sample
 
 
 @dataclass(frozen=True)
@@ -48,23 +48,25 @@ class StackOrder:
 class StackingConfig:
     """How much rim evidence orders a pair, and how history weighs in."""
 
-    min_samples: int = 4          # lens rays needed for a rim reading (edge reading; the verifier weighs each ray)
+    rays: int = 120               # rays round each disk (the lens rays are those inside the other disk)
     clear_margin: float = 0.25    # score difference that orders a pair from the frame alone
     strong_margin: float = 0.5    # a frame reading this clear overrides history
-    ring_match: float = 38.0      # colour distance (0-255 BGR) for "this is my border ring"
-    lens_inside_px: float = 1.0   # a lens ray's rim point lies at least this far inside the other disk
-    lens_full_px: float = 2.0     # ... and counts fully from this depth (shallower: the other disk's rim blurs in)
-    ray_logit_cap: float = 1.5    # one lens ray's evidence (logit of its rim score) is capped at this
-    evidence_scale: float = 20.0  # summed ray evidence (logits) per unit of the margins below
+    lens_inside_mm: float = 1.0   # a lens ray's rim point lies at least this far inside the other disk
+    lens_full_mm: float = 3.0     # ... and counts fully from this depth (shallower: the other disk's rim blurs in)
+    rim_search_mm: float = 1.5    # the outline is looked for this far either side of the measured circle
+    ray_logit_cap: float = 2.0    # one lens ray's evidence (logit of the rim map's peak) is capped at this
+    evidence_scale: float = 15.0  # summed ray evidence (logits) per unit of the margins below
     nested_fraction: float = 0.85  # a disk with this much of its rim inside the other lies on it (0: not used)
     touch_depth_mm: float = 1.5   # a pair overlapping less than this whose lens reads nothing clear is in contact
     uncertain_confidence_factor: float = 0.7
 
     def __post_init__(self) -> None:
-        if self.min_samples < 1:
-            raise ValueError("min_samples must be >= 1")
-        if not 0.0 <= self.lens_inside_px < self.lens_full_px:
-            raise ValueError("need 0 <= lens_inside_px < lens_full_px")
+        if not 24 <= self.rays <= 720:
+            raise ValueError("rays must be within 24..720")
+        if not 0.0 <= self.lens_inside_mm < self.lens_full_mm:
+            raise ValueError("need 0 <= lens_inside_mm < lens_full_mm")
+        if not 0.0 < self.rim_search_mm <= 5.0:
+            raise ValueError("rim_search_mm must be within (0, 5]")
         if not 0.0 <= self.nested_fraction <= 1.0:
             raise ValueError("nested_fraction must be within 0..1 (0: not used)")
         if not 0.0 <= self.touch_depth_mm <= 5.0:
@@ -82,53 +84,43 @@ def overlapping(a: DiskFit, b: DiskFit, margin_px: float = 0.5) -> bool:
     return math.hypot(a.cx - b.cx, a.cy - b.cy) < a.r_px + b.r_px - margin_px
 
 
-def _lens_evidence(img: np.ndarray, fits: Sequence[DiskFit], i: int, j: int, K: int,
-                   cfg: DetectorConfig, scfg: StackingConfig, ppm: float, rim_p: np.ndarray | None = None
-                   ) -> tuple[float, int]:
-    """How much disk i's rim shows where it runs inside disk j, as evidence that i lies above j: > 0 for above,
-    < 0 for under, 0 with no lens rays; and the number of lens rays.
+def lens_evidence(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale: float, mm: float,
+                  cfg: StackingConfig) -> tuple[float, int]:
+    """How much disk i's outline shows where it runs inside disk j, as evidence that i lies above j: > 0 for above,
+    < 0 for under, 0 with no lens rays; and the number of lens rays. `scale`: rectified px per map px; `mm`: map px
+    per mm.
 
-    With `rim_p` (n, K), every fit's rim verifier ray scores, the evidence is the sum over the lens rays of the
-    score's logit, each capped (neighbouring rays share pixels) and weighted by how deep inside j the ray's rim
-    point lies (near the crossing points j's own rim blurs into the ray). Summing, not averaging, lets the many
-    rays of a small disk lying on a large one outweigh the few rays of the large disk's rim that the small one
-    barely covers. Without it: the share of rays with a rim edge and the disk's border ring just inside it,
-    minus one half."""
+    Each lens ray's evidence is the logit of the rim map's peak near i's measured circle, capped (neighbouring rays
+    share pixels) and weighted by how deep inside j the ray lies (near the crossing points j's own outline blurs
+    in). Summing, not averaging, lets the many rays of a small disk lying on a large one outweigh the few rays of
+    the large disk's outline that the small one barely covers. Where a third disk lies too, an outline that shows
+    is above both, but a hidden one may be under either: such rays count only for."""
     a, b = fits[i], fits[j]
+    K = cfg.rays
     ang = np.arange(K) * (2.0 * math.pi / K)
-    px = a.cx + a.r_px * np.cos(ang)
-    py = a.cy + a.r_px * np.sin(ang)
-    depth = b.r_px - np.hypot(px - b.cx, py - b.cy)
-    # The ray network reads a rim hidden from 1 px under the other disk (as it was taught); edges need 2 px.
-    sel = depth > (scfg.lens_inside_px if rim_p is not None else 2.0)
-    third = np.zeros(K, bool)
-    for k, f in enumerate(fits):
-        if k not in (i, j):
-            third |= np.hypot(px - f.cx, py - f.cy) <= f.r_px + 2.0
-    if rim_p is not None:
-        # The rim verifier's ray network was taught exactly this: does the disk's rim show on this ray, or does
-        # something lying on it hide it? Where a third disk lies too, a rim that shows is above both, but a hidden
-        # one may be under either: such rays count only for.
-        n = int(sel.sum())
-        if n == 0:
-            return 0.0, 0
-        p = np.clip(rim_p[i][sel], 1e-4, 1.0 - 1e-4)
-        w = np.clip((depth[sel] - scfg.lens_inside_px) / (scfg.lens_full_px - scfg.lens_inside_px), 0.0, 1.0)
-        logit = np.clip(np.log(p / (1.0 - p)), -scfg.ray_logit_cap, scfg.ray_logit_cap)
-        logit = np.where(third[sel], np.maximum(logit, 0.0), logit)
-        return float((w * logit).sum()) / scfg.evidence_scale, n
-    sel &= ~third
+    ax, ay, ar = (a.cx + 0.5) / scale - 0.5, (a.cy + 0.5) / scale - 0.5, a.rim_r / scale
+    bx, by, br = (b.cx + 0.5) / scale - 0.5, (b.cy + 0.5) / scale - 0.5, b.r_px / scale
+    px, py = ax + ar * np.cos(ang), ay + ar * np.sin(ang)
+    depth = (br - np.hypot(px - bx, py - by)) / mm
+    sel = depth > cfg.lens_inside_mm
     n = int(sel.sum())
     if n == 0:
         return 0.0, 0
-    angles = ang[sel]
-    off, _, _ = _rim_points(img, np.array([a.cx]), np.array([a.cy]), np.array([a.r_px]), angles, 2.0, cfg)
-    edge = np.isfinite(off[0]) & (np.abs(np.nan_to_num(off[0], nan=9.0)) <= cfg.rim_tolerance_px + 0.3)
-    ring_depth = cfg.ring_depth_mm * ppm
-    ring = _sample(img, (a.cx + (a.r_px - ring_depth) * np.cos(angles))[None, :],
-                   (a.cy + (a.r_px - ring_depth) * np.sin(angles))[None, :])[0]
-    ring_ok = np.linalg.norm(ring - np.array(a.ring_bgr, np.float32)[None, :], axis=1) <= scfg.ring_match
-    return float((0.5 * edge + 0.5 * ring_ok).mean()) - 0.5, n
+    third = np.zeros(K, bool)
+    for k, f in enumerate(fits):
+        if k not in (i, j):
+            fx, fy = (f.cx + 0.5) / scale - 0.5, (f.cy + 0.5) / scale - 0.5
+            third |= np.hypot(px - fx, py - fy) <= f.r_px / scale + 2.0 * mm
+    reach = cfg.rim_search_mm * mm
+    t = np.linspace(-reach, reach, 5)
+    ca, sa = np.cos(ang[sel]), np.sin(ang[sel])
+    rr = ar + t[None, :]
+    peak = sample(maps.rim, ax + rr * ca[:, None], ay + rr * sa[:, None]).max(axis=1)
+    p = np.clip(peak, 1e-4, 1.0 - 1e-4)
+    w = np.clip((depth[sel] - cfg.lens_inside_mm) / (cfg.lens_full_mm - cfg.lens_inside_mm), 0.0, 1.0)
+    logit = np.clip(np.log(p / (1.0 - p)), -cfg.ray_logit_cap, cfg.ray_logit_cap)
+    logit = np.where(third[sel], np.maximum(logit, 0.0), logit)
+    return float((w * logit).sum()) / cfg.evidence_scale, n
 
 
 def separate_touching(fits: Sequence[DiskFit], touching: Sequence[tuple[int, int]], passes: int = 4
@@ -176,20 +168,20 @@ def _reachable(adj: dict[int, set[int]], s: int, t: int) -> bool:
     return False
 
 
-def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 1.0,
+def order_stacks(maps: FaceMaps, fits: Sequence[DiskFit], scale: float, px_per_mm_: float = 1.0,
                  config: StackingConfig = DEFAULT_STACKING,
-                 detector: DetectorConfig = DEFAULT_CONFIG,
                  uncertain_before: frozenset[frozenset[str]] = frozenset(),
                  unchanged: Sequence[bool] | None = None) -> StackOrder:
-    """z for every fit (0 = on the felt) from rim evidence and the history the fits carry (seed ids and z);
+    """z for every fit (0 = on the felt) from the outline evidence of the rim map (`scale`: rectified px per map
+    px) and the history the fits carry (seed ids and z);
     `uncertain_before`: the pairs (of seed ids) the previous scene reported uncertain, whose order it only guessed;
     `unchanged`: the fits carried over from the previous scene with nothing changed around them: a pair of two
     such keeps its previous order (a guess stays a guess) without reading the frame again."""
     n = len(fits)
     if n == 0:
         return StackOrder((), (), (), ())
-    img = rect.astype(np.float32) if rect.dtype != np.float32 else rect
-    K = detector.rays
+    K = config.rays
+    mm = px_per_mm_ / scale  # map px per mm
     decided: list[PairEvidence] = []
     weak: list[PairEvidence] = []
     touching: list[tuple[int, int]] = []
@@ -207,32 +199,19 @@ def order_stacks(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm_: float = 
                 weak.append(PairEvidence(up, lo, 0.05, "guess", True))
             else:
                 decided.append(PairEvidence(up, lo, 0.9, "history", False))
-    rim_p = None
-    if pairs and detector.use_verifier:
-        from vision.verifier import load_verifier
-
-        ang = np.arange(K) * (2.0 * math.pi / K)
-        used = sorted({k for pair in pairs for k in pair})     # only disks that overlap another need reading
-        sub = [fits[k] for k in used]
-        rim_p = np.zeros((n, K))
-        rim_p[used] = load_verifier(detector.verifier_path).ray_scores(
-            img, np.array([f.cx for f in sub]), np.array([f.cy for f in sub]), np.array([f.rim_r for f in sub]),
-            np.array([SIZE_CLASSES.index(f.size) for f in sub]), ang, px_per_mm_)
     for i, j in pairs:
         a, b = fits[i], fits[j]
-        ei, ni = _lens_evidence(img, fits, i, j, K, detector, config, px_per_mm_, rim_p)
-        ej, nj = _lens_evidence(img, fits, j, i, K, detector, config, px_per_mm_, rim_p)
+        ei, _ = lens_evidence(maps, fits, i, j, scale, mm, config)
+        ej, _ = lens_evidence(maps, fits, j, i, scale, mm, config)
         frame = None  # +1: i above j
-        # An arc with too few rays says nothing (the verifier's evidence is weighted ray by ray instead).
-        need = 1 if rim_p is not None else config.min_samples
-        diff = (ei if ni >= need else 0.0) - (ej if nj >= need else 0.0)
+        diff = ei - ej
         nested = False
         if config.nested_fraction > 0:
             # Under the other disk, a disk whose rim lies (nearly) all inside it would show too little rim to be
             # found at all: found, it is the upper one, whatever its rim reads (a small disk centred on a large
             # one reads much like the large disk's own printed ring).
-            fi = _rim_inside(a, b, K, config.lens_inside_px)
-            fj = _rim_inside(b, a, K, config.lens_inside_px)
+            fi = _rim_inside(a, b, K, config.lens_inside_mm * px_per_mm_)
+            fj = _rim_inside(b, a, K, config.lens_inside_mm * px_per_mm_)
             if max(fi, fj) >= config.nested_fraction:
                 diff = config.strong_margin if fi > fj else -config.strong_margin
                 nested = True

@@ -1,0 +1,181 @@
+"""The eye's geometry on face/rim maps drawn analytically: candidates, sub-pixel circles, acceptance by explained
+outline, and the stacking order read from the outline in each overlap lens. No network involved: these hold
+whatever the maps come from."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from vision.candidates import Seed, find_candidates
+from vision.facemap import FaceMaps
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, fit_circles, locate_in_maps
+from vision.stacking import StackingConfig, order_stacks, separate_touching
+
+MM = 0.5        # map px per mm (the network's output: half of 1 px/mm)
+SCALE = 2.0     # rectified px per map px
+RADII_MM = (22.0, 32.0, 44.5)
+
+
+def draw_maps(disks, shape=(300, 300), hidden_arcs=()) -> FaceMaps:
+    """Maps of disks (x_mm, y_mm, r_mm) listed bottom to top, as a perfect network would give them: the face
+    everywhere a disk lies, the outline of each disk where no disk above covers it (a soft 1.5 px ridge)."""
+    h, w = shape
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float64)
+    face = np.zeros(shape, np.float32)
+    rim = np.zeros(shape, np.float32)
+    for k, (x, y, r) in enumerate(disks):
+        u, v, rm = (x + 0.5) * MM - 0.5, (y + 0.5) * MM - 0.5, r * MM
+        d = np.hypot(xx - u, yy - v)
+        face = np.maximum(face, (d <= rm).astype(np.float32))
+        ridge = np.exp(-0.5 * ((d - rm) / 0.75) ** 2).astype(np.float32)
+        for x2, y2, r2 in disks[k + 1:]:  # covered by a disk above: no outline there
+            u2, v2 = (x2 + 0.5) * MM - 0.5, (y2 + 0.5) * MM - 0.5
+            ridge[np.hypot(xx - u2, yy - v2) < r2 * MM] = 0.0
+        rim = np.maximum(rim, ridge)
+    for x, y, r in hidden_arcs:  # e.g. a hand: neither face nor outline
+        u, v = (x + 0.5) * MM - 0.5, (y + 0.5) * MM - 0.5
+        gone = np.hypot(xx - u, yy - v) < r * MM
+        rim[gone] = 0.0
+        face[gone] = 0.0
+    return FaceMaps(face=face, rim=rim)
+
+
+def locate(maps, seeds=(), cfg=DEFAULT_CONFIG):
+    h, w = maps.shape
+    rect = np.full((h * 2, w * 2, 3), 90, np.uint8)
+    return locate_in_maps(maps, rect, [r * 1.0 for r in RADII_MM], SCALE, MM, seeds, cfg)
+
+
+@pytest.mark.parametrize("x, y, size", [(150.3, 200.7, 0), (301.2, 240.9, 1), (260.0, 300.45, 2)])
+def test_a_lone_disk_is_found_with_its_size_and_a_sub_mm_centre(x, y, size):
+    fits = locate(draw_maps([(x, y, RADII_MM[size])]))
+    assert len(fits) == 1
+    f = fits[0]
+    assert f.size == ("small", "medium", "large")[size]
+    # rectified px are mm here (1 px/mm)
+    assert math.hypot(f.cx - x, f.cy - y) < 0.25
+    assert f.rim_fraction > 0.95
+
+
+def test_fit_pulls_a_candidate_a_few_mm_off_onto_the_outline():
+    maps = draw_maps([(300.0, 300.0, 32.0)])
+    u0 = np.array([(300.0 + 0.5) * MM - 0.5 + 1.8])
+    v0 = np.array([(300.0 + 0.5) * MM - 0.5 - 1.2])
+    reading = fit_circles(maps.rim, u0, v0, np.array([32.0 * MM]), DEFAULT_CONFIG, MM)
+    x, y = (reading.u[0] + 0.5) * SCALE - 0.5, (reading.v[0] + 0.5) * SCALE - 0.5
+    assert math.hypot(x - 300.0, y - 300.0) < 0.25
+
+
+def test_empty_maps_have_no_candidates_and_no_disks():
+    maps = FaceMaps(face=np.zeros((200, 200), np.float32), rim=np.zeros((200, 200), np.float32))
+    assert len(find_candidates(maps, [11.0, 16.0], 0.12, 50)) == 0
+    assert locate(maps) == []
+
+
+def test_a_lower_disk_is_found_from_the_outline_left_in_the_open():
+    lower, upper = (250.0, 250.0, 32.0), (290.0, 262.0, 44.5)
+    fits = locate(draw_maps([lower, upper]))
+    assert sorted(f.size for f in fits) == ["large", "medium"]
+    lo = next(f for f in fits if f.size == "medium")
+    assert math.hypot(lo.cx - 250.0, lo.cy - 250.0) < 0.6
+
+
+def test_a_circle_of_outline_inside_a_face_with_none_around_it_is_no_disk():
+    # a ring drawn as rim but with no face inside (felt) is rejected: a disk's inside is always a face
+    maps = draw_maps([(250.0, 250.0, 32.0)])
+    face = np.zeros_like(maps.face)
+    assert locate(FaceMaps(face=face, rim=maps.rim)) == []
+
+
+def test_a_disk_partly_under_a_hand_is_still_found():
+    fits = locate(draw_maps([(250.0, 250.0, 44.5)], hidden_arcs=[(250.0, 300.0, 30.0)]))
+    assert len(fits) == 1 and fits[0].size == "large"
+
+
+def test_history_seed_keeps_a_mostly_covered_disk_and_its_id():
+    lower, upper = (250.0, 250.0, 22.0), (280.0, 250.0, 44.5)   # the small one shows an 8 mm crescent
+    maps = draw_maps([lower, upper])
+    plain = locate(maps)
+    seeded = locate(maps, seeds=[Seed(250.0, 250.0, 0, "d7", 0)])
+    assert any(f.seed_id == "d7" and f.size == "small" for f in seeded)
+    assert len(seeded) >= len(plain)
+
+
+@pytest.mark.parametrize("bad", [dict(rays=8), dict(vote_min=1.5), dict(rim_tolerance_mm=0.0),
+                                 dict(fit_passes=0), dict(radius_freedom_mm=-1.0), dict(model_path=3)])
+def test_detector_config_is_validated(bad):
+    with pytest.raises(ValueError):
+        DetectorConfig(**bad)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stacking on maps
+
+
+def _order(disks_bottom_up, shuffle=(1, 0)):
+    maps = draw_maps(disks_bottom_up)
+    fits = locate(maps)
+    order = order_stacks(maps, fits, SCALE, 1.0)
+    return fits, order
+
+
+@pytest.mark.parametrize("lower, upper", [
+    ((250.0, 250.0, 32.0), (290.0, 255.0, 32.0)),      # medium on medium, deep
+    ((250.0, 250.0, 44.5), (300.0, 250.0, 22.0)),      # small on the edge of a large one
+    ((250.0, 250.0, 22.0), (280.0, 260.0, 44.5)),      # large on a small one
+    ((250.0, 250.0, 44.5), (262.0, 248.0, 32.0)),      # medium well inside a large one
+])
+def test_the_disk_whose_outline_runs_through_the_lens_is_on_top(lower, upper):
+    fits, order = _order([lower, upper])
+    assert len(fits) == 2
+    up = next(k for k, f in enumerate(fits) if math.hypot(f.cx - upper[0], f.cy - upper[1]) < 2)
+    lo = 1 - up
+    assert order.z[up] > order.z[lo]
+    assert not order.uncertain_pairs
+
+
+def test_stack_of_three_gets_consistent_z():
+    disks = [(250.0, 250.0, 44.5), (280.0, 250.0, 32.0), (300.0, 255.0, 22.0)]
+    fits, order = _order(disks)
+    assert len(fits) == 3
+    z_of = {}
+    for k, f in enumerate(fits):
+        j = min(range(3), key=lambda j: math.hypot(f.cx - disks[j][0], f.cy - disks[j][1]))
+        z_of[j] = order.z[k]
+    assert z_of[0] < z_of[1] < z_of[2]
+
+
+def test_history_keeps_the_order_of_two_unchanged_carried_disks():
+    fits, _ = _order([(250.0, 250.0, 32.0), (290.0, 255.0, 32.0)])
+    # the frame says one thing, but both were carried unchanged with the other order remembered
+    up = max(range(2), key=lambda k: fits[k].cx)
+    remembered = [replace(f, seed_id=f"d{k}", seed_z=(0 if k == up else 1)) for k, f in enumerate(fits)]
+    order = order_stacks(draw_maps([(250.0, 250.0, 32.0), (290.0, 255.0, 32.0)]), remembered, SCALE, 1.0,
+                         unchanged=[True, True])
+    assert order.z[up] < order.z[1 - up]
+
+
+def test_disks_a_mm_into_each_other_with_nothing_in_the_lens_are_in_contact():
+    # two disks side by side, each with its whole outline (no lens reading), measured 1 mm into each other
+    a, b = (250.0, 250.0, 32.0), (313.0, 250.0, 32.0)
+    maps = draw_maps([a])
+    maps2 = draw_maps([b])
+    both = FaceMaps(face=np.maximum(maps.face, maps2.face), rim=np.maximum(maps.rim, maps2.rim))
+    fits = locate(both)
+    assert len(fits) == 2
+    order = order_stacks(both, fits, SCALE, 1.0)
+    assert order.touching
+    apart = separate_touching(fits, order.touching)
+    d = math.hypot(apart[0].cx - apart[1].cx, apart[0].cy - apart[1].cy)
+    assert d == pytest.approx(apart[0].r_px + apart[1].r_px, abs=0.05)
+
+
+@pytest.mark.parametrize("bad", [dict(nested_fraction=1.5), dict(lens_inside_mm=3.0, lens_full_mm=2.0),
+                                 dict(touch_depth_mm=9.0), dict(rays=4), dict(rim_search_mm=0.0)])
+def test_stacking_settings_are_validated(bad):
+    with pytest.raises(ValueError):
+        StackingConfig(**bad)

@@ -1,0 +1,92 @@
+"""Circle candidates of the calibrated radii from the rim map: where enough of a disk's outline would run.
+
+For each radius the rim map is correlated with a thin ring of that radius (at half the map's resolution: a
+candidate only needs to be within a couple of millimetres, `vision.fit` measures it); the value at a point is the
+share of that circle's outline the map shows, so a partly covered disk still scores by the part of its rim that is
+in view. Local maxima above `vote_min` are candidates. The previous scene's disks are added as candidates of their
+own size wherever they were (history: a disk mostly covered now).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+import cv2
+import numpy as np
+
+from vision.facemap import FaceMaps
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A disk of the previous scene, in rectified px, as a candidate."""
+
+    cx: float
+    cy: float
+    size_index: int
+    id: str
+    z: int
+
+
+@dataclass(frozen=True, eq=False)
+class Candidates:
+    """Candidate circles in rim-map px: centres, size-class index, vote (share of the rim shown) and the seed
+    they come from (None for circles found in the map)."""
+
+    u: np.ndarray
+    v: np.ndarray
+    size_index: np.ndarray
+    vote: np.ndarray
+    seed: tuple[Seed | None, ...]
+
+    def __post_init__(self) -> None:
+        n = len(self.u)
+        if not (len(self.v) == len(self.size_index) == len(self.vote) == len(self.seed) == n):
+            raise ValueError("Candidates: every field needs one entry per candidate")
+
+    def __len__(self) -> int:
+        return len(self.u)
+
+
+@lru_cache(maxsize=32)
+def _ring_kernel(radius: float) -> np.ndarray:
+    """A ring of the radius (1 px wide, anti-aliased), summing to 1: correlation gives the mean along a circle."""
+    n = int(np.ceil(radius + 2))
+    yy, xx = np.mgrid[-n:n + 1, -n:n + 1].astype(np.float32)
+    k = np.clip(1.0 - np.abs(np.hypot(xx, yy) - radius), 0.0, None)
+    k /= k.sum()
+    k.setflags(write=False)
+    return k
+
+
+def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float, max_per_size: int,
+                    seeds: Sequence[Seed] = (), seed_map_xy: np.ndarray | None = None) -> Candidates:
+    """Candidates for each size class (radius in rim-map px). `seed_map_xy`: the seeds' centres in map px."""
+    half = cv2.resize(maps.rim, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    us, vs, ks, votes = [], [], [], []
+    for k, r in enumerate(radii_map):
+        acc = cv2.filter2D(half, cv2.CV_32F, _ring_kernel(r / 2.0), borderType=cv2.BORDER_CONSTANT)
+        w = max(3, int(round(r * 0.35)) | 1)
+        peaks = (acc >= cv2.dilate(acc, np.ones((w, w), np.uint8))) & (acc >= vote_min)
+        py, px = np.nonzero(peaks)
+        if len(px) > max_per_size:
+            best = np.argsort(-acc[py, px])[:max_per_size]
+            py, px = py[best], px[best]
+        # half-map px -> map px (pixel centres)
+        us.append((px + 0.5) * 2.0 - 0.5)
+        vs.append((py + 0.5) * 2.0 - 0.5)
+        ks.append(np.full(len(px), k))
+        votes.append(acc[py, px])
+    seed_list: list[Seed | None] = [None] * sum(len(u) for u in us)
+    if seeds:
+        xy = np.asarray(seed_map_xy, np.float64).reshape(-1, 2)
+        us.append(xy[:, 0])
+        vs.append(xy[:, 1])
+        ks.append(np.array([s.size_index for s in seeds]))
+        votes.append(np.ones(len(seeds)))
+        seed_list += list(seeds)
+    return Candidates(u=np.concatenate(us).astype(np.float64), v=np.concatenate(vs).astype(np.float64),
+                      size_index=np.concatenate(ks).astype(int), vote=np.concatenate(votes).astype(np.float64),
+                      seed=tuple(seed_list))

@@ -1,0 +1,93 @@
+"""The learned eye's first step: per pixel of the rectified frame, is a disk's top face seen there, and does a
+disk's own outline run there.
+
+A small convolutional network (`vision/models/facemap.onnx`, trained by `python -m vision.facemap_training` on
+the randomized synthetic world, never on held-out families) reads the rectified frame at 1 px/mm and gives two
+probability maps at half that resolution:
+
+- `face`: a disk's top face is seen here;
+- `rim`: a disk's own outline runs here. Where two disks overlap, only the upper disk's outline is seen: the
+  lower one's is hidden under it. Printed circles inside a disk's art are not outlines.
+
+Everything after this (circles of the calibrated radii, their sub-pixel centres, which lies on which) is geometry
+on these maps, so it does not depend on how the disks, the cloth or the light look. Inference runs on OpenCV's dnn
+module (no other runtime); the file is read once per process.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from tablesight.errors import InputError
+
+MODEL_PATH = Path(__file__).resolve().parent / "models" / "facemap.onnx"
+STRIDE = 2          # output px per rectified px
+_ALIGN = 16         # the network's total stride: inputs are padded to a multiple of it
+
+_lock = threading.Lock()
+_nets: dict[tuple[str, int], cv2.dnn.Net] = {}
+
+
+@dataclass(frozen=True, eq=False)
+class FaceMaps:
+    """The two maps of one rectified image (float32, 0..1, `STRIDE` times smaller than the image).
+
+    Map pixel (u, v) covers rectified pixels [u*STRIDE, (u+1)*STRIDE): its centre is at rectified
+    ((u + 0.5) * STRIDE - 0.5, ...). `to_map` / `to_rect` convert coordinates.
+    """
+
+    face: np.ndarray
+    rim: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.face.shape != self.rim.shape or self.face.ndim != 2:
+            raise ValueError("face and rim must be 2-D maps of one shape")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.face.shape  # type: ignore[return-value]
+
+    @staticmethod
+    def to_map(xy: np.ndarray) -> np.ndarray:
+        return (np.asarray(xy, np.float64) + 0.5) / STRIDE - 0.5
+
+    @staticmethod
+    def to_rect(uv: np.ndarray) -> np.ndarray:
+        return (np.asarray(uv, np.float64) + 0.5) * STRIDE - 0.5
+
+
+def _net(path: Path) -> cv2.dnn.Net:
+    # one network per thread: cv2.dnn.Net is not safe to run from two threads at once
+    key = (str(path), threading.get_ident())
+    net = _nets.get(key)
+    if net is None:
+        with _lock:
+            if not path.is_file():
+                raise InputError(f"the eye's model file is missing: {path} (retrain it with "
+                                 "'python -m vision.facemap_training')")
+            try:
+                net = cv2.dnn.readNetFromONNX(str(path))
+            except cv2.error as exc:
+                raise InputError(f"the eye's model file {path} cannot be read: {str(exc).strip()[:200]}") from None
+            _nets[key] = net
+    return net
+
+
+def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMaps:
+    """The face and rim maps of a rectified BGR image (1 px/mm)."""
+    if rect.ndim != 3 or rect.shape[2] != 3 or rect.dtype != np.uint8:
+        raise InputError(f"face_maps: expected a BGR uint8 image, got {rect.dtype} {rect.shape}")
+    h, w = rect.shape[:2]
+    ph, pw = -(-h // _ALIGN) * _ALIGN, -(-w // _ALIGN) * _ALIGN
+    img = rect if (ph, pw) == (h, w) else cv2.copyMakeBorder(rect, 0, ph - h, 0, pw - w, cv2.BORDER_REFLECT)
+    net = _net(Path(model_path) if model_path is not None else MODEL_PATH)
+    blob = cv2.dnn.blobFromImage(img)  # (1, 3, H, W) float32, BGR as is, 0..255
+    net.setInput(blob)
+    out = net.forward()
+    h2, w2 = h // STRIDE, w // STRIDE
+    return FaceMaps(face=np.ascontiguousarray(out[0, 0, :h2, :w2]), rim=np.ascontiguousarray(out[0, 1, :h2, :w2]))

@@ -1,0 +1,281 @@
+"""Train the face/rim network of `vision.facemap` from scratch on the randomized synthetic world.
+
+    .venv/bin/python -m vision.facemap_training --out vision/models/facemap.onnx
+
+Frames come from the training families of `vision.synth.world` (and the classic renderer), seeds from
+`WORLD_TRAINING_SEEDS` only: held-out families and gate seeds are never rendered here. Each frame is rectified with
+the exact calibration of its camera truth and labelled by `vision.synth.facemaps` (which disk face each pixel
+shows, and where a disk's own outline runs). The network sees random crops under strong photometric augmentation
+(channel gains and permutations, brightness, gamma, blur, noise): the look of a table must not matter, the
+geometry of faces and outlines must. Needs the `train` extra (torch, onnx); CPU is enough (a lent GPU is used
+when torch sees one). The result is one small ONNX file read by OpenCV's dnn module at run time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import multiprocessing as mp
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from vision.synth.facemaps import OUTPUT_STRIDE, FaceTruth
+
+CROP = 256  # training crop, rectified px (a multiple of the network's total stride, 16)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Data
+
+
+def _classic(seed: int, frame: int):
+    from vision.synth.camera import table_camera
+    from vision.synth.scenes import random_table
+    from vision.synth.tiers import tier_settings
+
+    tier = "hard" if frame % 4 == 3 else "standard"
+    return random_table(seed, tier, frame=frame), table_camera(seed, tier_settings(tier).camera)
+
+
+def table_for(family: str, seed: int, frame: int):
+    """(TableSetup, SynthCamera) of one training frame of `family`."""
+    if family == "classic":
+        return _classic(seed, frame)
+    from vision.synth.world import world_table
+
+    return world_table(seed, family, frame=frame)
+
+
+def _sample(job: tuple[str, int, int]) -> FaceTruth:
+    from vision.synth.facemaps import face_truth
+    from vision.synth.render import render_frame
+
+    family, seed, frame = job
+    setup, camera = table_for(family, seed, frame)
+    return face_truth(render_frame(setup, camera), setup, camera)
+
+
+def training_jobs(families: list[str], count: int, seeds: tuple[int, ...]) -> list[tuple[str, int, int]]:
+    """`count` frames spread over the families and seeds (a seed is a camera and a room; frames vary the table)."""
+    jobs = []
+    for k in range(count):
+        fam = families[k % len(families)]
+        seed = seeds[(k // len(families)) % len(seeds)]
+        frame = k // (len(families) * len(seeds))
+        jobs.append((fam, seed, frame))
+    return jobs
+
+
+def render_samples(jobs: list[tuple[str, int, int]], workers: int) -> list[FaceTruth]:
+    t0 = time.time()
+    out: list[FaceTruth] = []
+    ctx = mp.get_context("fork")
+    with ctx.Pool(workers) as pool:
+        for k, s in enumerate(pool.imap(_sample, jobs, chunksize=2)):
+            out.append(s)
+            if (k + 1) % 50 == 0:
+                print(f"  rendered {k + 1}/{len(jobs)} frames ({time.time() - t0:.0f} s)", flush=True)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The network
+
+
+def build_network():
+    """A small encoder-decoder: 1/16 at the bottom (a large disk and what lies around it in view), output at 1/2."""
+    import torch
+    from torch import nn
+
+    def conv(cin: int, cout: int, stride: int = 1, dilation: int = 1) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, padding=dilation, dilation=dilation, bias=False),
+                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    def merge(cin: int, cout: int) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+                             conv(cout, cout))
+
+    class FaceNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.e1 = conv(3, 8, 2)                                                   # 1/2
+            self.e2 = nn.Sequential(conv(8, 16, 2), conv(16, 16))                     # 1/4
+            self.e3 = nn.Sequential(conv(16, 32, 2), conv(32, 32, dilation=2), conv(32, 32, dilation=4))  # 1/8
+            self.e4 = nn.Sequential(conv(32, 48, 2), conv(48, 48, dilation=2))        # 1/16
+            self.d3 = merge(48 + 32, 32)
+            self.d2 = merge(32 + 16, 16)
+            self.d1 = merge(16 + 8, 8)
+            self.head = nn.Conv2d(8, 2, 1)
+            self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+
+        def forward(self, x):
+            x1 = self.e1(x)
+            x2 = self.e2(x1)
+            x3 = self.e3(x2)
+            x4 = self.e4(x3)
+            y = self.d3(torch.cat([self.up(x4), x3], 1))
+            y = self.d2(torch.cat([self.up(y), x2], 1))
+            y = self.d1(torch.cat([self.up(y), x1], 1))
+            return self.head(y)
+
+    return FaceNet()
+
+
+class _Exported:
+    """What goes into the ONNX file: uint8-range BGR in, sigmoid probabilities (face, rim) out."""
+
+    @staticmethod
+    def wrap(net):
+        import torch
+        from torch import nn
+
+        class Wrapped(nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                return torch.sigmoid(self.inner(x * (1.0 / 255.0) - 0.5))
+
+        return Wrapped(net)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Training
+
+
+def _batch(samples: list[FaceTruth], rng: np.random.Generator, n: int):
+    """n random crops (with flips / quarter turns) as float arrays: x (n, 3, C, C), face and rim (n, C/2, C/2)."""
+    c2 = CROP // OUTPUT_STRIDE
+    xs = np.empty((n, CROP, CROP, 3), np.float32)
+    fs = np.empty((n, c2, c2), np.float32)
+    rs = np.empty((n, c2, c2), np.float32)
+    for k in range(n):
+        s = samples[int(rng.integers(len(samples)))]
+        h2, w2 = s.face.shape
+        y2, x2 = int(rng.integers(0, h2 - c2 + 1)), int(rng.integers(0, w2 - c2 + 1))
+        x = s.rect[y2 * 2: y2 * 2 + CROP, x2 * 2: x2 * 2 + CROP]
+        f = s.face[y2: y2 + c2, x2: x2 + c2]
+        r = s.rim[y2: y2 + c2, x2: x2 + c2]
+        t = int(rng.integers(4))
+        x, f, r = np.rot90(x, t), np.rot90(f, t), np.rot90(r, t)
+        if rng.random() < 0.5:
+            x, f, r = x[:, ::-1], f[:, ::-1], r[:, ::-1]
+        xs[k], fs[k], rs[k] = x, f, r
+    return xs, fs / 255.0, rs / 255.0
+
+
+def _augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Photometric augmentation of (n, C, C, 3) float 0-255 crops: the look of a table must not matter."""
+    import cv2
+
+    n = x.shape[0]
+    for k in range(n):
+        img = x[k]
+        if rng.random() < 0.5:
+            img = img[..., rng.permutation(3)]
+        if rng.random() < 0.1:
+            g = img.mean(-1, keepdims=True)
+            img = np.repeat(g, 3, -1)
+        img = img * rng.uniform(0.75, 1.25, 3)[None, None, :] * rng.uniform(0.45, 1.4)
+        img = 255.0 * np.clip(img / 255.0, 0.0, 1.0) ** rng.uniform(0.65, 1.5)
+        if rng.random() < 0.25:
+            img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.5, 1.4))
+        if rng.random() < 0.5:
+            img = img + rng.normal(0.0, rng.uniform(1.0, 7.0), img.shape).astype(np.float32)
+        x[k] = np.clip(img, 0, 255)
+    return x
+
+
+def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: int, seed: int, log_every: int = 100):
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    net = build_network().to(dev)
+    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps, pct_start=0.1)
+    pos_w = torch.tensor(4.0, device=dev)
+    vrng = np.random.default_rng(seed + 1)
+    vx, vf, vr = _batch(valid, vrng, 32)
+    vx_t = torch.from_numpy(vx).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
+    t0 = time.time()
+    for step in range(steps):
+        net.train()
+        x, f, r = _batch(samples, rng, batch)
+        x = _augment(x, rng)
+        xt = torch.from_numpy(x).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
+        ft, rt = torch.from_numpy(f).to(dev), torch.from_numpy(r).to(dev)
+        out = net(xt)
+        loss = F.binary_cross_entropy_with_logits(out[:, 0], ft) + \
+            F.binary_cross_entropy_with_logits(out[:, 1], rt, pos_weight=pos_w)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if (step + 1) % log_every == 0 or step == steps - 1:
+            net.eval()
+            with torch.no_grad():
+                vo = torch.sigmoid(net(vx_t)).cpu().numpy()
+            face_err = float(np.mean(np.abs(vo[:, 0] - vf)))
+            rim_pred, rim_true = vo[:, 1] > 0.5, vr > 0.5
+            tp = float((rim_pred & rim_true).sum())
+            prec = tp / max(rim_pred.sum(), 1)
+            rec = tp / max(rim_true.sum(), 1)
+            print(f"  step {step + 1}/{steps}  loss {loss.item():.4f}  valid: face MAE {face_err:.4f}  "
+                  f"rim precision {prec:.3f} recall {rec:.3f}  ({time.time() - t0:.0f} s)", flush=True)
+    return net.cpu().eval()
+
+
+def export_onnx(net, path: Path) -> None:
+    import torch
+
+    model = _Exported.wrap(net).eval()
+    dummy = torch.zeros(1, 3, 256, 256)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(model, dummy, str(path), input_names=["bgr"], output_names=["maps"], opset_version=13,
+                      dynamic_axes={"bgr": {2: "h", 3: "w"}, "maps": {2: "h2", 3: "w2"}}, dynamo=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", default="vision/models/facemap.onnx")
+    p.add_argument("--frames", type=int, default=600, help="training frames rendered")
+    p.add_argument("--valid-frames", type=int, default=24)
+    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--batch", type=int, default=12)
+    p.add_argument("--workers", type=int, default=2, help="processes rendering frames")
+    p.add_argument("--families", default=None, help="comma-separated training families (default: all of them)")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+
+    from vision.synth import seeds
+
+    try:
+        from vision.synth.world import HELD_OUT_FAMILIES, TRAINING_FAMILIES
+        train_seeds, valid_seeds = seeds.WORLD_TRAINING_SEEDS, seeds.WORLD_TUNING_SEEDS
+    except ImportError:  # the renderer without the world: the classic look only, on its tuning seeds
+        TRAINING_FAMILIES, HELD_OUT_FAMILIES = ("classic",), ()
+        train_seeds, valid_seeds = seeds.TUNING_SEEDS[:32], seeds.TUNING_SEEDS[32:]
+    families = args.families.split(",") if args.families else list(TRAINING_FAMILIES)
+    bad = [f for f in families if f in HELD_OUT_FAMILIES]
+    if bad:
+        print(f"facemap_training: {', '.join(bad)} held out: never trained on", file=sys.stderr)
+        return 2
+    print(f"rendering {args.frames} training frames of {', '.join(families)} ...", flush=True)
+    samples = render_samples(training_jobs(families, args.frames, train_seeds), args.workers)
+    valid = render_samples(training_jobs(families, args.valid_frames, valid_seeds), args.workers)
+    print(f"training {args.steps} steps of {args.batch} crops of {CROP} px ...", flush=True)
+    net = train(samples, valid, args.steps, args.batch, args.seed)
+    export_onnx(net, Path(args.out))
+    print(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,375 @@
+"""Disks from the face and rim maps: sub-pixel circles of the calibrated radii, accepted by what they explain.
+
+1. Each candidate (`vision.candidates`) is measured on `rays` rays: along each ray the rim map's profile across
+   the circle is read, its peak (parabolic, sub-pixel) is where the outline runs on that ray. The centre is refitted
+   by least squares with the radius fixed to the size class (a disk seen mostly whole may differ from its class
+   radius by `radius_freedom_mm`, the print's cut), rays far off dropped, a few passes.
+2. Greedy acceptance with explanation-away, strongest rim first: rim that an accepted disk's outline explains is
+   taken from every other candidate; rays that fall inside an accepted disk may be hidden under it and do not
+   count against a candidate. A candidate needs `min_rim` of its outline shown (its own, not explained), the part
+   of its outline in the open mostly shown (`open_consistency`), and a face all over its inside (`min_face`): a
+   disk's inside is always some disk's top, its own or one lying on it. Disks of the previous scene (history)
+   need less. Passes repeat until nothing more is accepted (a lower disk is judged once the upper one explains
+   its hidden arc).
+
+Everything is read from the maps of `vision.facemap`, so no threshold here is about colours or art. Coordinates:
+rectified px outside this module, map px inside (`scale` rectified px per map px).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import cv2
+import numpy as np
+
+from tablesight.scene import SIZE_CLASSES
+from vision.candidates import Candidates, Seed, find_candidates
+from vision.facemap import FaceMaps
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """Settings of the eye; the defaults are chosen on the training families' tuning seeds only."""
+
+    model_path: str | None = None        # a face/rim network of one's own (None: the shipped one)
+    rays: int = 96                       # rim rays per disk
+    vote_min: float = 0.12               # candidate: this share of a circle's outline in the rim map
+    max_candidates_per_size: int = 160
+    profile_reach_mm: float = 5.0        # each ray's rim profile is read this far either side of the circle
+    rim_level: float = 0.4               # rim probability at which a ray shows the outline
+    rim_tolerance_mm: float = 2.0        # a shown outline supports the circle within this distance
+    explain_mm: float = 2.0              # outline this close to an accepted disk's outline is explained by it
+    min_rim: float = 0.22                # share of its outline a new disk shows (its own, not explained)
+    min_rim_history: float = 0.1         # ... a disk the previous scene had there
+    open_consistency: float = 0.6        # share of the outline in the open (under no accepted disk) shown
+    open_consistency_history: float = 0.3
+    min_face: float = 0.6                # mean face probability over the disk's inside
+    radius_freedom_mm: float = 1.5       # a disk seen >= 85 % may differ this much from its class radius
+    fit_passes: int = 3
+    copy_distance: float = 0.3           # a circle this close (share of its radius) to an accepted one is a copy
+    ring_depth_mm: float = 2.5           # where the border colour is sampled, inside the outline (tracking)
+    disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
+    min_confidence: float = 0.3          # new disks below this confidence are dropped (not ones from history)
+    keep_rim_fraction: float = 0.78      # ... unless this much of their outline is seen
+
+    def __post_init__(self) -> None:
+        if not 24 <= self.rays <= 720:
+            raise ValueError("rays must be within 24..720")
+        for name in ("vote_min", "rim_level", "min_rim", "min_rim_history", "open_consistency",
+                     "open_consistency_history", "min_face", "copy_distance"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} must be within 0..1, got {v!r}")
+        for name in ("profile_reach_mm", "rim_tolerance_mm", "explain_mm", "ring_depth_mm"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0")
+        if not 0 <= self.radius_freedom_mm <= 10:
+            raise ValueError("radius_freedom_mm must be within 0..10")
+        if not 1 <= self.fit_passes <= 10:
+            raise ValueError("fit_passes must be within 1..10")
+        if not 0 <= self.disk_thickness_mm <= 20:
+            raise ValueError("disk_thickness_mm must be within 0..20")
+        if self.model_path is not None and not isinstance(self.model_path, str):
+            raise ValueError("model_path must be a file path (str) or None")
+
+
+DEFAULT_CONFIG = DetectorConfig()
+
+
+@dataclass(frozen=True)
+class DiskFit:
+    """One accepted disk in rectified pixels (the eye's own result, before table mm and ids)."""
+
+    cx: float
+    cy: float
+    r_px: float              # the size class's radius: the rules judge overlaps by it, so stacking does too
+    size: str
+    rim_fraction: float      # share of the outline shown (rays with the outline on the fitted circle)
+    open_consistency: float  # share of the outline in the open that is shown (1.0 when none is open)
+    residual_px: float
+    ring_bgr: tuple[float, float, float]
+    confidence: float
+    seed_id: str | None = None   # the previous scene's disk this one continues, when seeded by history
+    seed_z: int | None = None
+    rim_r_px: float | None = None  # the measured outline's radius (None: r_px)
+
+    @property
+    def rim_r(self) -> float:
+        return self.r_px if self.rim_r_px is None else self.rim_r_px
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Measuring circles on the rim map
+
+
+def sample(img: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Bilinear samples of a float32 map at (x, y) of any shape (0 outside)."""
+    shape = np.shape(x)
+    mx = np.ascontiguousarray(np.asarray(x, np.float32).reshape(1, -1))
+    my = np.ascontiguousarray(np.asarray(y, np.float32).reshape(1, -1))
+    out = np.empty(mx.shape, np.float32)
+    # cv2.remap wants at most 32767 px per dimension: chunk long rows
+    for s in range(0, mx.shape[1], 32000):
+        out[:, s:s + 32000] = cv2.remap(img, mx[:, s:s + 32000], my[:, s:s + 32000], cv2.INTER_LINEAR,
+                                        borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    return out.reshape(shape)
+
+
+@dataclass(frozen=True, eq=False)
+class RimReading:
+    """Per circle and ray: the outline's radial offset from the circle (map px) and the rim map's peak there."""
+
+    u: np.ndarray
+    v: np.ndarray
+    r: np.ndarray
+    offset: np.ndarray   # (M, K)
+    peak: np.ndarray     # (M, K)
+    angles: np.ndarray   # (K,)
+
+
+def read_rims(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r: np.ndarray, angles: np.ndarray, reach: float,
+              step: float = 0.5) -> RimReading:
+    """Each ray's rim profile across the circle (+-reach map px): the sub-pixel offset of its peak, and its height."""
+    t = np.arange(-reach, reach + 1e-9, step)
+    ca, sa = np.cos(angles), np.sin(angles)
+    rr = r[:, None, None] + t[None, None, :]
+    x = u[:, None, None] + rr * ca[None, :, None]
+    y = v[:, None, None] + rr * sa[None, :, None]
+    prof = sample(rim, x, y)                                   # (M, K, T)
+    k = np.argmax(prof, axis=2)
+    kk = np.clip(k, 1, len(t) - 2)
+    take = lambda o: np.take_along_axis(prof, (kk + o)[..., None], axis=2)[..., 0]  # noqa: E731
+    p0, p1, p2 = take(-1), take(0), take(1)
+    den = p0 - 2 * p1 + p2
+    frac = np.where(den < -1e-6, 0.5 * (p0 - p2) / np.where(den < -1e-6, den, -1.0), 0.0)
+    offset = t[kk] + np.clip(frac, -0.5, 0.5) * step
+    peak = np.take_along_axis(prof, k[..., None], axis=2)[..., 0]
+    return RimReading(u=u, v=v, r=r, offset=offset, peak=peak, angles=angles)
+
+
+def fit_circles(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray, cfg: DetectorConfig,
+                mm: float, exclude: np.ndarray | None = None) -> RimReading:
+    """Centres (and, for disks seen nearly whole, radii) fitted to the rim map's outline, ray by ray.
+
+    `mm`: map px per mm. `exclude` (M, K): rays not to fit on (another disk's outline runs there)."""
+    K = cfg.rays
+    angles = np.arange(K) * (2.0 * math.pi / K)
+    ca, sa = np.cos(angles), np.sin(angles)
+    u, v, r = u.astype(np.float64).copy(), v.astype(np.float64).copy(), r_class.astype(np.float64).copy()
+    reach = cfg.profile_reach_mm * mm
+    tol = cfg.rim_tolerance_mm * mm
+    freedom = cfg.radius_freedom_mm * mm
+    reading = read_rims(rim, u, v, r, angles, reach)
+    for p in range(cfg.fit_passes):
+        # the first pass takes every shown outline within reach, later ones only those near the circle
+        lim = reach if p == 0 else max(tol, reach * 0.5 ** p)
+        w = ((reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= lim)).astype(np.float64)
+        if exclude is not None:
+            w[exclude] = 0.0
+        w *= reading.peak
+        # offset_k ~ dx cos + dy sin (+ dr): weighted least squares per circle
+        a11, a12, a22 = (w * ca * ca).sum(1), (w * ca * sa).sum(1), (w * sa * sa).sum(1)
+        b1, b2 = (w * ca * reading.offset).sum(1), (w * sa * reading.offset).sum(1)
+        a13, a23, a33, b3 = (w * ca).sum(1), (w * sa).sum(1), w.sum(1), (w * reading.offset).sum(1)
+        free = (w > 0).mean(1) >= 0.85
+        # batched normal equations; the radius row is pinned (zero shift) for disks not seen nearly whole
+        A = np.zeros((len(u), 3, 3))
+        A[:, 0, 0], A[:, 0, 1], A[:, 1, 1] = a11, a12, a22
+        A[:, 1, 0] = a12
+        A[:, 0, 2] = A[:, 2, 0] = np.where(free, a13, 0.0)
+        A[:, 1, 2] = A[:, 2, 1] = np.where(free, a23, 0.0)
+        A[:, 2, 2] = np.where(free, a33, 1.0)
+        bvec = np.stack([b1, b2, np.where(free, b3, 0.0)], axis=1)
+        enough = ((w > 0).sum(1) >= 5) & (np.abs(np.linalg.det(A)) > 1e-9)
+        sol = np.zeros((len(u), 3))
+        if enough.any():
+            sol[enough] = np.linalg.solve(A[enough], bvec[enough][..., None])[..., 0]
+        dx, dy, dr = sol[:, 0], sol[:, 1], sol[:, 2]
+        step = np.hypot(dx, dy)
+        big = step > reach
+        dx[big] *= reach / step[big]
+        dy[big] *= reach / step[big]
+        u += dx
+        v += dy
+        r = r_class + np.clip(r + dr - r_class, -freedom, freedom)
+        reading = read_rims(rim, u, v, r, angles, reach)
+    return reading
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Acceptance
+
+
+def _inside_points(u: np.ndarray, v: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points spread over each disk's inside (rings at 0, 0.35, 0.6 and 0.8 of the radius): (M, 37) x and y."""
+    f = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.6), np.full(16, 0.8)])
+    a = np.concatenate([[0.0]] + [np.arange(n) * (2 * math.pi / n) + k for k, n in ((0.35, 8), (0.6, 12),
+                                                                                    (0.8, 16))])
+    return u + f * r * np.cos(a), v + f * r * np.sin(a)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """An accepted circle in map px with its measures."""
+
+    index: int            # into the candidates
+    u: float
+    v: float
+    r: float
+    r_class: float
+    rim_fraction: float
+    open_consistency: float
+    face: float
+    residual: float
+    shown: np.ndarray     # (K,) rays that show the outline
+
+
+def _judge(reading: RimReading, k: int, done: Sequence[Accepted], cfg: DetectorConfig, mm: float
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Circle k of `reading` against the accepted disks: (shown, explained, covered) per ray. Explained: the
+    outline found on the ray runs along an accepted disk's outline; covered: the circle there lies inside an
+    accepted disk (it may be hidden under it)."""
+    tol, explain = cfg.rim_tolerance_mm * mm, cfg.explain_mm * mm
+    u, v, r = reading.u[k], reading.v[k], reading.r[k]
+    ca, sa = np.cos(reading.angles), np.sin(reading.angles)
+    shown = (reading.peak[k] >= cfg.rim_level) & (np.abs(reading.offset[k]) <= tol)
+    px, py = u + (r + reading.offset[k]) * ca, v + (r + reading.offset[k]) * sa
+    cx, cy = u + r * ca, v + r * sa
+    explained = np.zeros(len(ca), bool)
+    covered = np.zeros(len(ca), bool)
+    for a in done:
+        if math.hypot(a.u - u, a.v - v) > a.r + r + explain + 1:
+            continue
+        explained |= np.abs(np.hypot(px - a.u, py - a.v) - a.r) <= explain
+        covered |= np.hypot(cx - a.u, cy - a.v) < a.r - explain
+    return shown, explained, covered
+
+
+def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.ndarray, cfg: DetectorConfig,
+           mm: float, allowed: np.ndarray) -> list[Accepted]:
+    """Greedy acceptance with explanation-away (module docstring); `allowed`: candidates that may be accepted.
+    A candidate overlapping accepted disks is measured again without the rays their outlines explain or cover:
+    there the outline found is theirs, and it pulls the circle."""
+    tol = cfg.rim_tolerance_mm * mm
+    shown_all = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= tol)
+    base = shown_all.mean(1)
+    is_seed = np.array([s is not None for s in cand.seed])
+    fx, fy = _inside_points(reading.u[:, None], reading.v[:, None], reading.r[:, None] - 2 * mm)
+    face = sample(maps.face, fx, fy).mean(1)
+    # what can never pass: too little outline even before explanation, or no face inside
+    eligible = allowed & (face >= cfg.min_face) & (base >= np.where(is_seed, cfg.min_rim_history, cfg.min_rim))
+    order = [i for i in np.argsort(-base) if eligible[i]]
+    done: list[Accepted] = []
+    taken = np.zeros(len(cand), bool)
+    for _ in range(4):
+        added = False
+        for i in order:
+            if taken[i]:
+                continue
+            one = RimReading(u=reading.u[i:i + 1], v=reading.v[i:i + 1], r=reading.r[i:i + 1],
+                             offset=reading.offset[i:i + 1], peak=reading.peak[i:i + 1], angles=reading.angles)
+            shown, explained, covered = _judge(one, 0, done, cfg, mm)
+            if (explained | covered).any():
+                one = fit_circles(maps.rim, cand.u[i:i + 1], cand.v[i:i + 1], r_class[i:i + 1], cfg, mm,
+                                  exclude=(explained | covered)[None, :])
+                shown, explained, covered = _judge(one, 0, done, cfg, mm)
+            u, v, r = float(one.u[0]), float(one.v[0]), float(one.r[0])
+            if any(math.hypot(a.u - u, a.v - v) < cfg.copy_distance * min(a.r, r) for a in done):
+                taken[i] = True     # a copy of an accepted disk
+                continue
+            rim_own = float((shown & ~explained).mean())
+            open_ = ~covered & ~explained
+            n_open = int(open_.sum())
+            cons = float((shown & open_).sum() / n_open) if n_open else 1.0
+            seeded = bool(is_seed[i])
+            need_rim = cfg.min_rim_history if seeded else cfg.min_rim
+            need_cons = cfg.open_consistency_history if seeded else cfg.open_consistency
+            if rim_own >= need_rim and cons >= need_cons:
+                resid = float(np.sqrt(np.mean(one.offset[0][shown] ** 2))) if shown.any() else 0.0
+                done.append(Accepted(index=int(i), u=u, v=v, r=r, r_class=float(r_class[i]),
+                                     rim_fraction=float(shown.mean()), open_consistency=cons,
+                                     face=float(face[i]), residual=resid, shown=shown))
+                taken[i] = True
+                added = True
+        if not added:
+            break
+    return done
+
+
+def confidence(rim_fraction: float, open_consistency: float, face: float) -> float:
+    """0..1: how much of the outline is seen, how well the open outline shows, and a face inside."""
+    return float(np.clip((0.35 + min(rim_fraction, 0.65)) * (0.5 + 0.5 * open_consistency) * min(1.0, face / 0.9),
+                         0.0, 0.999))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The whole step
+
+
+def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], scale: float, mm: float,
+                   seeds: Sequence[Seed] = (), cfg: DetectorConfig = DEFAULT_CONFIG,
+                   battlefield_px: tuple[float, float, float, float] | None = None,
+                   where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
+                   ) -> list[DiskFit]:
+    """Disks of one rectified image (`rect`, BGR) from its maps. `radii_px`: the size classes' radii in rectified
+    px; `scale`: rectified px per map px; `mm`: map px per mm. `seeds`: the previous scene's disks (rectified px).
+    `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (hanging over an
+    edge), never beyond two (the marker tiles' corners). `where(x, y, r)` (rectified px): the part of the image
+    wanted; seeds elsewhere are context (they explain and cover their neighbours) and are not returned."""
+    radii_map = [r / scale for r in radii_px]
+    seed_xy = np.array([[(s.cx + 0.5) / scale - 0.5, (s.cy + 0.5) / scale - 0.5] for s in seeds]).reshape(-1, 2)
+    cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, seeds, seed_xy)
+    if len(cand) == 0:
+        return []
+    to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
+    r_class = np.array([radii_map[k] for k in cand.size_index], np.float64)
+    allowed = np.ones(len(cand), bool)
+    if battlefield_px is not None:
+        x0, y0, x1, y1 = battlefield_px
+        x, y = to_rect(cand.u), to_rect(cand.v)
+        off = (x < x0).astype(int) + (x > x1) + (y < y0) + (y > y1)
+        allowed &= off <= 1
+    reading = fit_circles(maps.rim, cand.u, cand.v, r_class, cfg, mm)
+    context = np.zeros(len(cand), bool)
+    if where is not None:
+        want = np.asarray(where(to_rect(reading.u), to_rect(reading.v), reading.r * scale), bool)
+        is_seed = np.array([s is not None for s in cand.seed])
+        context = is_seed & ~want
+        allowed &= want | is_seed
+    done = accept(maps, cand, reading, r_class, cfg, mm, allowed)
+    # a disk found anew where the previous scene had one of its size continues it (its id and order)
+    seed_of = {a.index: cand.seed[a.index] for a in done}
+    used = {id(s) for s in seed_of.values() if s is not None}
+    for a in done:
+        if seed_of[a.index] is not None:
+            continue
+        near = [s for k, s in enumerate(cand.seed) if s is not None and id(s) not in used
+                and cand.size_index[k] == cand.size_index[a.index]
+                and math.hypot(cand.u[k] - a.u, cand.v[k] - a.v) < cfg.copy_distance * a.r]
+        if near:
+            best = min(near, key=lambda s: math.hypot((s.cx + 0.5) / scale - 0.5 - a.u,
+                                                      (s.cy + 0.5) / scale - 0.5 - a.v))
+            seed_of[a.index] = best
+            used.add(id(best))
+    fits = []
+    for a in done:
+        if context[a.index]:
+            continue
+        seed = seed_of[a.index]
+        size = SIZE_CLASSES[int(cand.size_index[a.index])]
+        # the border's colour, a little inside the outline on the rays that show it (the tracker's identity cue)
+        ang = reading.angles[a.shown] if a.shown.sum() >= 4 else reading.angles
+        rr = a.r * scale - cfg.ring_depth_mm * mm * scale
+        xs, ys = to_rect(a.u) + rr * np.cos(ang), to_rect(a.v) + rr * np.sin(ang)
+        cols = np.stack([sample(rect[..., c].astype(np.float32), xs, ys) for c in range(3)], axis=1)
+        med = np.median(cols, axis=0) if len(cols) else np.zeros(3)
+        fits.append(DiskFit(cx=float(to_rect(a.u)), cy=float(to_rect(a.v)), r_px=a.r_class * scale, size=size,
+                            rim_fraction=a.rim_fraction, open_consistency=a.open_consistency,
+                            residual_px=a.residual * scale, ring_bgr=(float(med[0]), float(med[1]), float(med[2])),
+                            confidence=confidence(a.rim_fraction, a.open_consistency, a.face),
+                            seed_id=None if seed is None else seed.id, seed_z=None if seed is None else seed.z,
+                            rim_r_px=a.r * scale))
+    return fits
