@@ -34,7 +34,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-# "One core" is measured honestly only if numpy's BLAS (the rim verifier's matrix products) runs on one thread too:
+# "One core" is measured honestly only if numpy's BLAS (the eye's batched solves) runs on one thread too:
 # the thread count is read when numpy is first imported, so it is set before that.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")

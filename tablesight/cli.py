@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Callable, Sequence
 
-# numpy's BLAS would spread the rim verifier's small matrix products over every core, burning the one the camera
-# thread and the web server need for no gain; it reads this once, when numpy is first imported (below, lazily).
+# numpy's BLAS would spread the eye's small batched solves over every core, burning the one the camera thread
+# and the web server need for no gain; it reads this once, when numpy is first imported (below, lazily).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 

@@ -49,7 +49,8 @@ class DetectorConfig:
     min_face: float = 0.6                # mean face probability over the disk's inside
     radius_freedom_mm: float = 1.5       # a disk seen >= 85 % may differ this much from its class radius
     fit_passes: int = 3
-    copy_distance: float = 0.3           # a circle this close (share of its radius) to an accepted one is a copy
+    copy_distance: float = 0.3           # a circle of an accepted disk's size this close (share of its radius) is
+                                         # a copy of it
     ring_depth_mm: float = 2.5           # where the border colour is sampled, inside the outline (tracking)
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
     min_confidence: float = 0.3          # new disks below this confidence are dropped (not ones from history)
@@ -271,13 +272,20 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 continue
             one = RimReading(u=reading.u[i:i + 1], v=reading.v[i:i + 1], r=reading.r[i:i + 1],
                              offset=reading.offset[i:i + 1], peak=reading.peak[i:i + 1], angles=reading.angles)
+            if any(a.r_class == r_class[i] and math.hypot(a.u - one.u[0], a.v - one.v[0]) < cfg.copy_distance * a.r
+                   for a in done):
+                taken[i] = True     # a copy of an accepted disk
+                continue
             shown, explained, covered = _judge(one, 0, done, cfg, mm)
+            need_rim = cfg.min_rim_history if is_seed[i] else cfg.min_rim
+            if (shown & ~explained).mean() < 0.5 * need_rim:
+                continue            # not even half the outline it needs: not worth measuring again
             if (explained | covered).any():
                 one = fit_circles(maps.rim, cand.u[i:i + 1], cand.v[i:i + 1], r_class[i:i + 1], cfg, mm,
                                   exclude=(explained | covered)[None, :])
                 shown, explained, covered = _judge(one, 0, done, cfg, mm)
             u, v, r = float(one.u[0]), float(one.v[0]), float(one.r[0])
-            if any(math.hypot(a.u - u, a.v - v) < cfg.copy_distance * min(a.r, r) for a in done):
+            if any(a.r_class == r_class[i] and math.hypot(a.u - u, a.v - v) < cfg.copy_distance * a.r for a in done):
                 taken[i] = True     # a copy of an accepted disk
                 continue
             rim_own = float((shown & ~explained).mean())
@@ -285,7 +293,6 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
             n_open = int(open_.sum())
             cons = float((shown & open_).sum() / n_open) if n_open else 1.0
             seeded = bool(is_seed[i])
-            need_rim = cfg.min_rim_history if seeded else cfg.min_rim
             need_cons = cfg.open_consistency_history if seeded else cfg.open_consistency
             if rim_own >= need_rim and cons >= need_cons:
                 resid = float(np.sqrt(np.mean(one.offset[0][shown] ** 2))) if shown.any() else 0.0
@@ -364,7 +371,8 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
         ang = reading.angles[a.shown] if a.shown.sum() >= 4 else reading.angles
         rr = a.r * scale - cfg.ring_depth_mm * mm * scale
         xs, ys = to_rect(a.u) + rr * np.cos(ang), to_rect(a.v) + rr * np.sin(ang)
-        cols = np.stack([sample(rect[..., c].astype(np.float32), xs, ys) for c in range(3)], axis=1)
+        cols = cv2.remap(rect, xs.astype(np.float32)[None, :], ys.astype(np.float32)[None, :], cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE)[0].astype(np.float64)
         med = np.median(cols, axis=0) if len(cols) else np.zeros(3)
         fits.append(DiskFit(cx=float(to_rect(a.u)), cy=float(to_rect(a.v)), r_px=a.r_class * scale, size=size,
                             rim_fraction=a.rim_fraction, open_consistency=a.open_consistency,
