@@ -9,6 +9,7 @@ own size wherever they were (history: a disk mostly covered now).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
@@ -16,7 +17,7 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from vision.facemap import FaceMaps
+from vision.facemap import FaceMaps, sample
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,14 @@ class Candidates:
         return len(self.u)
 
 
+def inside_points(u: np.ndarray, v: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points spread over each disk's inside (rings at 0, 0.35, 0.6 and 0.8 of the radius): (M, 37) x and y."""
+    f = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.6), np.full(16, 0.8)])
+    a = np.concatenate([[0.0]] + [np.arange(n) * (2 * math.pi / n) + k for k, n in ((0.35, 8), (0.6, 12),
+                                                                                    (0.8, 16))])
+    return u + f * r * np.cos(a), v + f * r * np.sin(a)
+
+
 @lru_cache(maxsize=32)
 def _ring_kernel(radius: float) -> np.ndarray:
     """A ring of the radius (1 px wide, anti-aliased), summing to 1: correlation gives the mean along a circle."""
@@ -62,8 +71,11 @@ def _ring_kernel(radius: float) -> np.ndarray:
 
 
 def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float, max_per_size: int,
-                    seeds: Sequence[Seed] = (), seed_map_xy: np.ndarray | None = None) -> Candidates:
-    """Candidates for each size class (radius in rim-map px). `seed_map_xy`: the seeds' centres in map px."""
+                    seeds: Sequence[Seed] = (), seed_map_xy: np.ndarray | None = None, min_face: float = 0.0
+                    ) -> Candidates:
+    """Candidates for each size class (radius in rim-map px). `seed_map_xy`: the seeds' centres in map px.
+    `min_face`: circles whose inside is less a face than this are none (a disk's inside always is some disk's
+    face); seeds are kept whatever their inside shows."""
     half = cv2.resize(maps.rim, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     us, vs, ks, votes = [], [], [], []
     for k, r in enumerate(radii_map):
@@ -71,6 +83,11 @@ def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float,
         w = max(3, int(round(r * 0.35)) | 1)
         peaks = (acc >= cv2.dilate(acc, np.ones((w, w), np.uint8))) & (acc >= vote_min)
         py, px = np.nonzero(peaks)
+        if min_face > 0 and len(px):
+            cu, cv = (px + 0.5) * 2.0 - 0.5, (py + 0.5) * 2.0 - 0.5
+            fx, fy = inside_points(cu[:, None], cv[:, None], np.full((len(px), 1), 0.8 * r))
+            keep = sample(maps.face, fx, fy).mean(1) >= min_face
+            py, px = py[keep], px[keep]
         if len(px) > max_per_size:
             best = np.argsort(-acc[py, px])[:max_per_size]
             py, px = py[best], px[best]

@@ -91,3 +91,16 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMap
     out = net.forward()
     h2, w2 = h // STRIDE, w // STRIDE
     return FaceMaps(face=np.ascontiguousarray(out[0, 0, :h2, :w2]), rim=np.ascontiguousarray(out[0, 1, :h2, :w2]))
+
+
+def sample(img: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Bilinear samples of a float32 map at (x, y) of any shape (0 outside)."""
+    shape = np.shape(x)
+    mx = np.ascontiguousarray(np.asarray(x, np.float32).reshape(1, -1))
+    my = np.ascontiguousarray(np.asarray(y, np.float32).reshape(1, -1))
+    out = np.empty(mx.shape, np.float32)
+    # cv2.remap wants at most 32767 px per dimension: chunk long rows
+    for s in range(0, mx.shape[1], 32000):
+        out[:, s:s + 32000] = cv2.remap(img, mx[:, s:s + 32000], my[:, s:s + 32000], cv2.INTER_LINEAR,
+                                        borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    return out.reshape(shape)

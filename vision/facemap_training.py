@@ -49,13 +49,23 @@ def table_for(family: str, seed: int, frame: int):
     return world_table(seed, family, frame=frame)
 
 
+_CACHE: Path | None = None  # where rendered samples are kept between runs (set by --cache; None: not kept)
+
+
 def _sample(job: tuple[str, int, int]) -> FaceTruth:
     from vision.synth.facemaps import face_truth
     from vision.synth.render import render_frame
 
     family, seed, frame = job
+    path = None if _CACHE is None else _CACHE / f"{family}-{seed}-{frame}.npz"
+    if path is not None and path.exists():
+        with np.load(path) as z:
+            return FaceTruth(rect=z["rect"], face=z["face"], rim=z["rim"])
     setup, camera = table_for(family, seed, frame)
-    return face_truth(render_frame(setup, camera), setup, camera)
+    truth = face_truth(render_frame(setup, camera), setup, camera)
+    if path is not None:
+        np.savez(path, rect=truth.rect, face=truth.face, rim=truth.rim)
+    return truth
 
 
 def training_jobs(families: list[str], count: int, seeds: tuple[int, ...]) -> list[tuple[str, int, int]]:
@@ -164,6 +174,12 @@ def _batch(samples: list[FaceTruth], rng: np.random.Generator, n: int):
         s = samples[int(rng.integers(len(samples)))]
         h2, w2 = s.face.shape
         y2, x2 = int(rng.integers(0, h2 - c2 + 1)), int(rng.integers(0, w2 - c2 + 1))
+        if rng.random() < 0.7:  # most crops centred near a disk: the felt alone teaches little
+            fy, fx = np.nonzero(s.rim[::4, ::4] > 128)
+            if len(fx):
+                j = int(rng.integers(len(fx)))
+                y2 = int(np.clip(fy[j] * 4 - c2 // 2 + rng.integers(-c2 // 4, c2 // 4 + 1), 0, h2 - c2))
+                x2 = int(np.clip(fx[j] * 4 - c2 // 2 + rng.integers(-c2 // 4, c2 // 4 + 1), 0, w2 - c2))
         x = s.rect[y2 * 2: y2 * 2 + CROP, x2 * 2: x2 * 2 + CROP]
         f = s.face[y2: y2 + c2, x2: x2 + c2]
         r = s.rim[y2: y2 + c2, x2: x2 + c2]
@@ -175,13 +191,75 @@ def _batch(samples: list[FaceTruth], rng: np.random.Generator, n: int):
     return xs, fs / 255.0, rs / 255.0
 
 
-def _augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Photometric augmentation of (n, C, C, 3) float 0-255 crops: the look of a table must not matter."""
+def _recolour(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A random colour transform of a (C, C, 3) crop: channel order, gains, offset, sometimes inverted."""
+    out = img[..., rng.permutation(3)] * rng.uniform(0.5, 1.5, 3)[None, None, :] + rng.uniform(-40, 40, 3)
+    if rng.random() < 0.15:
+        out = 255.0 - out
+    return out
+
+
+def _texture(rng: np.random.Generator, size: int) -> np.ndarray:
+    """A random cloth or mat for the background of a crop: noise at a random grain, stripes (wood), checks or a
+    hex-like grid, in random colours (float 0-255, size x size x 3)."""
+    import cv2
+
+    kind = int(rng.integers(4))
+    if kind == 0:
+        n = rng.standard_normal((size, size)).astype(np.float32)
+        n = cv2.GaussianBlur(n, (0, 0), rng.uniform(0.6, 6.0))
+    elif kind == 1:
+        yy = np.arange(size, dtype=np.float32)[:, None] + 8 * rng.standard_normal((1, size)).astype(np.float32)
+        n = np.sin(yy / rng.uniform(2, 12)) + 0.3 * rng.standard_normal((size, size)).astype(np.float32)
+    elif kind == 2:
+        p = rng.uniform(8, 40)
+        yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
+        n = ((np.floor(xx / p) + np.floor(yy / p)) % 2).astype(np.float32)
+    else:
+        p = rng.uniform(10, 40)
+        yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
+        n = np.abs(np.sin(xx / p) + np.sin((0.5 * xx + 0.87 * yy) / p) + np.sin((0.5 * xx - 0.87 * yy) / p))
+    n = (n - n.mean()) / (n.std() + 1e-6)
+    c0, c1 = rng.uniform(0, 255, 3), rng.uniform(-60, 60, 3)
+    return np.clip(c0[None, None, :] + n[..., None] * c1[None, None, :] * rng.uniform(0.2, 1.0), 0, 255)
+
+
+def _printed_circles(img: np.ndarray, face: np.ndarray, rng: np.random.Generator) -> None:
+    """Rings and discs printed inside the disks' faces (round shields, cups, inner borders): never outlines."""
+    import cv2
+
+    m = (cv2.resize(face.astype(np.float32), (img.shape[1], img.shape[0])) > 0.5).astype(np.uint8)
+    dist = cv2.distanceTransform(m, cv2.DIST_L2, 3)
+    for _ in range(int(rng.integers(1, 5))):
+        ys, xs = np.nonzero(dist > 8)
+        if len(xs) == 0:
+            return
+        k = int(rng.integers(len(xs)))
+        room = float(dist[ys[k], xs[k]]) - 2.0
+        r = rng.uniform(3.0, room)
+        col = tuple(float(v) for v in rng.uniform(0, 255, 3))
+        thick = -1 if rng.random() < 0.3 else int(rng.integers(1, 4))
+        cv2.circle(img, (int(xs[k]), int(ys[k])), int(r), col, thick, cv2.LINE_AA)
+
+
+def _augment(x: np.ndarray, face: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Photometric augmentation of (n, C, C, 3) float 0-255 crops: the look of a table must not matter. Half of
+    the crops get one colour transform on the disks' faces and another on everything else (`face`: the half-size
+    face targets), so no colour of cloth or print, and no contrast between them, means anything."""
     import cv2
 
     n = x.shape[0]
     for k in range(n):
         img = x[k]
+        m = cv2.resize(face[k].astype(np.float32), (img.shape[1], img.shape[0]), interpolation=cv2.INTER_LINEAR)
+        m = cv2.GaussianBlur(m, (0, 0), 0.7)[..., None]
+        if rng.random() < 0.5:
+            img = _recolour(img, rng) * m + _recolour(img, rng) * (1.0 - m)
+        if rng.random() < 0.25:   # another cloth under the same disks
+            img = img * m + _texture(rng, img.shape[0]) * (1.0 - m)
+        if rng.random() < 0.3:
+            img = np.ascontiguousarray(img)
+            _printed_circles(img, face[k], rng)
         if rng.random() < 0.5:
             img = img[..., rng.permutation(3)]
         if rng.random() < 0.1:
@@ -215,7 +293,7 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
     for step in range(steps):
         net.train()
         x, f, r = _batch(samples, rng, batch)
-        x = _augment(x, rng)
+        x = _augment(x, f, rng)
         xt = torch.from_numpy(x).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
         ft, rt = torch.from_numpy(f).to(dev), torch.from_numpy(r).to(dev)
         out = net(xt)
@@ -259,7 +337,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2, help="processes rendering frames")
     p.add_argument("--families", default=None, help="comma-separated training families (default: all of them)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", type=Path, help="keep rendered frames here and reuse them (a folder)")
     args = p.parse_args(argv)
+    global _CACHE
+    if args.cache is not None:
+        args.cache.mkdir(parents=True, exist_ok=True)
+        _CACHE = args.cache
 
     from vision.synth import seeds
 

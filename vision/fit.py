@@ -26,8 +26,8 @@ import cv2
 import numpy as np
 
 from tablesight.scene import SIZE_CLASSES
-from vision.candidates import Candidates, Seed, find_candidates
-from vision.facemap import FaceMaps
+from vision.candidates import Candidates, Seed, find_candidates, inside_points
+from vision.facemap import FaceMaps, sample
 
 
 @dataclass(frozen=True)
@@ -104,19 +104,6 @@ class DiskFit:
 
 # ---------------------------------------------------------------------------------------------------------------
 # Measuring circles on the rim map
-
-
-def sample(img: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Bilinear samples of a float32 map at (x, y) of any shape (0 outside)."""
-    shape = np.shape(x)
-    mx = np.ascontiguousarray(np.asarray(x, np.float32).reshape(1, -1))
-    my = np.ascontiguousarray(np.asarray(y, np.float32).reshape(1, -1))
-    out = np.empty(mx.shape, np.float32)
-    # cv2.remap wants at most 32767 px per dimension: chunk long rows
-    for s in range(0, mx.shape[1], 32000):
-        out[:, s:s + 32000] = cv2.remap(img, mx[:, s:s + 32000], my[:, s:s + 32000], cv2.INTER_LINEAR,
-                                        borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    return out.reshape(shape)
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,14 +191,6 @@ def fit_circles(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarr
 # Acceptance
 
 
-def _inside_points(u: np.ndarray, v: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Points spread over each disk's inside (rings at 0, 0.35, 0.6 and 0.8 of the radius): (M, 37) x and y."""
-    f = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.6), np.full(16, 0.8)])
-    a = np.concatenate([[0.0]] + [np.arange(n) * (2 * math.pi / n) + k for k, n in ((0.35, 8), (0.6, 12),
-                                                                                    (0.8, 16))])
-    return u + f * r * np.cos(a), v + f * r * np.sin(a)
-
-
 @dataclass(frozen=True)
 class Accepted:
     """An accepted circle in map px with its measures."""
@@ -258,7 +237,7 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
     shown_all = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= tol)
     base = shown_all.mean(1)
     is_seed = np.array([s is not None for s in cand.seed])
-    fx, fy = _inside_points(reading.u[:, None], reading.v[:, None], reading.r[:, None] - 2 * mm)
+    fx, fy = inside_points(reading.u[:, None], reading.v[:, None], reading.r[:, None] - 2 * mm)
     face = sample(maps.face, fx, fy).mean(1)
     # what can never pass: too little outline even before explanation, or no face inside
     eligible = allowed & (face >= cfg.min_face) & (base >= np.where(is_seed, cfg.min_rim_history, cfg.min_rim))
@@ -328,7 +307,9 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
     wanted; seeds elsewhere are context (they explain and cover their neighbours) and are not returned."""
     radii_map = [r / scale for r in radii_px]
     seed_xy = np.array([[(s.cx + 0.5) / scale - 0.5, (s.cy + 0.5) / scale - 0.5] for s in seeds]).reshape(-1, 2)
-    cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, seeds, seed_xy)
+    # a candidate's centre may be a couple of mm off: its inside is judged on 80 % of the radius, more leniently
+    cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, seeds, seed_xy,
+                           0.8 * cfg.min_face)
     if len(cand) == 0:
         return []
     to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
