@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tablesight.scene import Disk, Player, Scene
-from vision.synth.seeds import DRAWN_TUNING_SEEDS, GATE_SEEDS, TEST_SEEDS, TUNING_SEEDS
+from vision.synth.seeds import (GATE_SEEDS, TEST_SEEDS, TUNING_SEEDS, WORLD_GATE_SEEDS, WORLD_TRAINING_SEEDS,
+                                WORLD_TUNING_SEEDS)
 
 _spec = importlib.util.spec_from_file_location(
     "synth_eval_vision", Path(__file__).resolve().parents[2] / "benchmarks" / "eval_vision.py")
@@ -33,8 +34,10 @@ def _det(*disks) -> Scene:
 def test_synth_seed_ranges_are_disjoint():
     assert not set(TUNING_SEEDS) & set(GATE_SEEDS)
     assert not set(TEST_SEEDS) & (set(TUNING_SEEDS) | set(GATE_SEEDS))
-    assert not set(DRAWN_TUNING_SEEDS) & (set(TUNING_SEEDS) | set(GATE_SEEDS) | set(TEST_SEEDS))
-    assert min(DRAWN_TUNING_SEEDS) >= 1000  # the unit tests' drawn tables use seeds below 1000
+    ranges = [TUNING_SEEDS, GATE_SEEDS, TEST_SEEDS, WORLD_TRAINING_SEEDS, WORLD_TUNING_SEEDS, WORLD_GATE_SEEDS]
+    for i, a in enumerate(ranges):
+        for b in ranges[i + 1:]:
+            assert not set(a) & set(b)
 
 
 @pytest.mark.parametrize("offset, matched", [(0.0, True), (5.0, True), (5.4, True), (5.6, False), (20.0, False)])

@@ -37,7 +37,7 @@ def photo(name: str) -> np.ndarray:
     return np.ascontiguousarray(img[:, :, ::-1]) if img.ndim == 3 and img.shape[2] == 3 else img
 
 
-def _rgba(bgr: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+def rgba(bgr: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     a = np.clip(alpha.astype(np.float32), 0.0, 1.0)
     out = np.empty(bgr.shape[:2] + (4,), np.float32)
     out[..., :3] = bgr.astype(np.float32) * a[..., None]
@@ -47,7 +47,7 @@ def _rgba(bgr: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _radial(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def radial(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(xx, yy, distance from the square's centre) of a size x size texture; read-only, cached."""
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
     c = size / 2.0
@@ -57,12 +57,12 @@ def _radial(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return xx, yy, d
 
 
-def _circle_mask(size: int, center: float, radius: float) -> np.ndarray:
+def circle_mask(size: int, center: float, radius: float) -> np.ndarray:
     """Anti-aliased disc centred in the square (exact coverage along the edge, 1 px ramp)."""
-    return np.clip(radius - _radial(size)[2] + 0.5, 0.0, 1.0)
+    return np.clip(radius - radial(size)[2] + 0.5, 0.0, 1.0)
 
 
-def _put_text_centered(img: np.ndarray, text: str, center: tuple[float, float], height_px: float,
+def put_text_centered(img: np.ndarray, text: str, center: tuple[float, float], height_px: float,
                        colour: tuple[int, ...], font: int = cv2.FONT_HERSHEY_DUPLEX, max_width: float | None = None,
                        thickness_scale: float = 0.08) -> None:
     scale = height_px / 22.0
@@ -93,7 +93,7 @@ def disk_face(art: DiskArt, radius_mm: float, ring_bgr: tuple[int, int, int]) ->
     size = int(math.ceil(2 * R)) + 4
     c = size / 2.0
     ring = np.array(ring_bgr, np.float32)
-    xx, yy, d = _radial(size)
+    xx, yy, d = radial(size)
     # ring with a soft radial shading, like a printed bevel
     shade = 0.85 + 0.25 * np.clip(1.0 - np.abs(d / R - 0.89) / 0.11, 0, 1)
     img = ring[None, None, :] * shade[..., None]
@@ -101,8 +101,8 @@ def disk_face(art: DiskArt, radius_mm: float, ring_bgr: tuple[int, int, int]) ->
         # card back: ring colour all over with a printed emblem
         img = ring[None, None, :] * (0.75 + 0.1 * np.cos(d / R * 9.0))[..., None]
         cv2.circle(img, (int(c), int(c)), int(R * 0.45), (215, 225, 230), max(2, int(R * 0.06)), cv2.LINE_AA)
-        _put_text_centered(img, "DW", (c, c), R * 0.45, (215, 225, 230), font=cv2.FONT_HERSHEY_TRIPLEX)
-        return _rgba(img, _circle_mask(size, c, R))
+        put_text_centered(img, "DW", (c, c), R * 0.45, (215, 225, 230), font=cv2.FONT_HERSHEY_TRIPLEX)
+        return rgba(img, circle_mask(size, c, R))
     r_in = R * 0.78
     ph = photo(art.photo)
     h, w = ph.shape[:2]
@@ -113,13 +113,13 @@ def disk_face(art: DiskArt, radius_mm: float, ring_bgr: tuple[int, int, int]) ->
     s = (2 * r_in) / side
     m = np.array([[s, 0, c - s * cx], [0, s, c - s * cy]], np.float32)
     pic = cv2.warpAffine(ph, m, (size, size), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REFLECT).astype(np.float32)
-    inner = _circle_mask(size, c, r_in)[..., None]
+    inner = circle_mask(size, c, r_in)[..., None]
     img = img * (1 - inner) + pic * inner
     # name banner across the lower art
     banner = img.copy()
     y0, y1 = int(c + r_in * 0.42), int(c + r_in * 0.72)
     cv2.rectangle(banner, (0, y0), (size, y1), (25, 25, 30), -1)
-    _put_text_centered(banner, art.label.upper(), (c, (y0 + y1) / 2), (y1 - y0) * 0.62, (235, 240, 240),
+    put_text_centered(banner, art.label.upper(), (c, (y0 + y1) / 2), (y1 - y0) * 0.62, (235, 240, 240),
                        max_width=r_in * 1.5)
     img = img * (1 - inner) + (img * 0.2 + banner * 0.8) * inner
     lw = max(1, int(round(0.5 * ppm)))
@@ -133,12 +133,12 @@ def disk_face(art: DiskArt, radius_mm: float, ring_bgr: tuple[int, int, int]) ->
         bx, by = c + 0.89 * R * math.cos(a), c + 0.89 * R * math.sin(a)
         cv2.circle(img, (int(bx), int(by)), int(br), badge_col[k], -1, cv2.LINE_AA)
         cv2.circle(img, (int(bx), int(by)), int(br), (20, 20, 20), max(1, lw // 2), cv2.LINE_AA)
-        _put_text_centered(img, str(val), (bx, by), br * 1.15, (15, 15, 15) if k == 2 else (245, 245, 245))
+        put_text_centered(img, str(val), (bx, by), br * 1.15, (15, 15, 15) if k == 2 else (245, 245, 245))
     # printed cardboard: a faint sheen across the face and a slightly darker cut edge
     sheen = 1.0 + 0.05 * ((xx - c) * 0.6 - (yy - c) * 0.8) / R
     edge = 1.0 - 0.25 * np.clip((d - (R - 1.2 * ppm)) / (1.2 * ppm), 0, 1)
     img = img * (sheen * edge)[..., None]
-    return _rgba(img, _circle_mask(size, c, R))
+    return rgba(img, circle_mask(size, c, R))
 
 
 @lru_cache(maxsize=64)
@@ -147,7 +147,7 @@ def disk_edge(radius_mm: float) -> np.ndarray:
     R = radius_mm * DISK_PPM
     size = int(math.ceil(2 * R)) + 4
     img = np.full((size, size, 3), 48.0, np.float32)
-    return _rgba(img, _circle_mask(size, size / 2.0, R))
+    return rgba(img, circle_mask(size, size / 2.0, R))
 
 
 TOKEN_COLOURS = {"damage": (40, 40, 185), "wound": (35, 30, 95), "activation": (40, 185, 225),
@@ -163,7 +163,7 @@ def token_face(kind: str, shape: str, size_mm: float) -> np.ndarray:
     img = np.empty((S, S, 3), np.float32)
     img[:] = col
     if shape == "round":
-        alpha = _circle_mask(S, c, size_mm * ppm / 2)
+        alpha = circle_mask(S, c, size_mm * ppm / 2)
     else:
         alpha = np.zeros((S, S), np.float32)
         a = size_mm * ppm / 2
@@ -174,12 +174,12 @@ def token_face(kind: str, shape: str, size_mm: float) -> np.ndarray:
         pts = np.array([[c, c - S * 0.3], [c - S * 0.17, c], [c + S * 0.17, c]], np.int32)
         cv2.fillPoly(img, [pts], light, cv2.LINE_AA)
     elif kind == "wound":
-        _put_text_centered(img, "X", (c, c), S * 0.5, light)
+        put_text_centered(img, "X", (c, c), S * 0.5, light)
     elif kind == "activation":
         cv2.circle(img, (int(c), int(c)), int(S * 0.28), (30, 60, 80), max(1, int(S * 0.06)), cv2.LINE_AA)
     else:
-        _put_text_centered(img, "1", (c, c), S * 0.5, light)
-    return _rgba(img, alpha)
+        put_text_centered(img, "1", (c, c), S * 0.5, light)
+    return rgba(img, alpha)
 
 
 @lru_cache(maxsize=8)
@@ -255,8 +255,8 @@ def marker_tile(marker_id: int, marker_mm: float, tile_mm: float, dictionary: st
     off = int(round((tile_mm - marker_mm) / 2 * ppm))
     paper[off:off + side, off:off + side] = np.where(mk > 127, 236.0, 28.0)
     img = np.stack([paper * 0.97, paper * 0.99, paper], axis=-1)
-    _put_text_centered(img, f"tablesight {marker_id}", (S / 2, off / 2), off * 0.35, (120, 120, 120))
-    return _rgba(img, np.ones((S, S), np.float32))
+    put_text_centered(img, f"tablesight {marker_id}", (S / 2, off / 2), off * 0.35, (120, 120, 120))
+    return rgba(img, np.ones((S, S), np.float32))
 
 
 @lru_cache(maxsize=8)
@@ -278,7 +278,7 @@ def ruler_texture(length_mm: float, width_mm: float, bands: tuple[float, ...], d
     for b in bands[:-1]:
         cv2.line(img, (int(b * ppm), 0), (int(b * ppm), H), (20, 20, 20), 4)
     for k, b in enumerate(bands):
-        _put_text_centered(img, ("SHORT", "MEDIUM", "LONG", "")[min(k, 3)],
+        put_text_centered(img, ("SHORT", "MEDIUM", "LONG", "")[min(k, 3)],
                            (((edges[k] + b) / 2) * ppm, H * 0.32), H * 0.26, (25, 25, 25))
     d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
     for tag_id, u0, v0, side_mm in tags:
@@ -288,7 +288,7 @@ def ruler_texture(length_mm: float, width_mm: float, bands: tuple[float, ...], d
         cv2.rectangle(img, (x0 - q, y0 - q), (x0 + side + q, y0 + side + q), (236, 240, 240), -1)
         mk = cv2.aruco.generateImageMarker(d, tag_id, side)
         img[y0:y0 + side, x0:x0 + side] = np.where(mk > 127, 236.0, 28.0)[..., None]
-    return _rgba(img, np.ones((H, W), np.float32))
+    return rgba(img, np.ones((H, W), np.float32))
 
 
 @lru_cache(maxsize=64)
@@ -326,7 +326,7 @@ def terrain_card(piece: TerrainPiece) -> tuple[np.ndarray, tuple[float, float]]:
     alpha = np.zeros((H, W), np.float32)
     cv2.fillPoly(alpha, [poly_px], 1.0, cv2.LINE_AA)
     cv2.polylines(img, [poly_px], True, (30, 35, 40), max(1, int(2.5 * ppm)), cv2.LINE_AA)
-    return _rgba(img, alpha), (float(x0), float(y0))
+    return rgba(img, alpha), (float(x0), float(y0))
 
 
 def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[float, float]]:
@@ -398,4 +398,4 @@ def hand_texture(hand: HandPiece, ppm: float = 1.0) -> tuple[np.ndarray, tuple[f
     col = skin[..., None] * skin_col + (1 - skin[..., None]) * sleeve
     col = col * (shade * (1.0 - 0.25 * crease))[..., None]
     alpha = cv2.GaussianBlur(alpha, (0, 0), 1.0 * ppm)
-    return _rgba(col, alpha), (float(x0), float(y0))
+    return rgba(col, alpha), (float(x0), float(y0))

@@ -1,8 +1,7 @@
 """Drawn rectified tables: felt, disks with a plain print (art inside a thin border ring), stacks, clutter.
 
-A second disk print beside the renderer's (`vision.synth.art`): the unit tests check the detector on it, and the
-rim verifier learns from both prints (on seeds of `DRAWN_TUNING_SEEDS` only), so that it knows a disk by more
-than one printing. The images are already top-down at 1 px/mm (`identity_calibration()` passes them through
+A second disk print beside the renderer's (`vision.synth.art`): the unit tests check the eye on it, and no
+training run ever sees it, so it holds the eye to a print it was not taught. The images are already top-down at 1 px/mm (`identity_calibration()` passes them through
 unchanged), so the detector is seen apart from the camera.
 """
 

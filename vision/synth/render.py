@@ -22,7 +22,7 @@ import numpy as np
 
 from calibration.layout import MarkerLayout, default_layout
 from tablesight.scene import Scene
-from vision.synth import art
+from vision.synth import art, world_art
 from vision.synth.camera import SynthCamera
 from vision.synth.scenes import BATTLEFIELD_MM, SynthDisk, TableSetup
 
@@ -99,7 +99,8 @@ class _Canvas:
 def _ground(camera: SynthCamera, look) -> np.ndarray:
     """Felt mat over the battlefield (soft edge, small shadow) on a wooden or cloth table top. Cached per camera
     and materials (the same table under the same camera is the same picture)."""
-    key = ("ground", look.felt_bgr, look.felt_variant, look.mat_margin_mm, look.surround_bgr, look.surround_kind)
+    key = ("ground", look.felt_bgr, look.felt_variant, look.mat_margin_mm, look.surround_bgr, look.surround_kind,
+           look.mat)
     cached = camera._cache.get("ground_img")
     if cached is not None and cached[0] == key:
         return cached[1]
@@ -122,6 +123,13 @@ def _ground(camera: SynthCamera, look) -> np.ndarray:
         env = np.exp(-((along - mid) / half) ** 2) * np.exp(-(across / 14.0) ** 2)
         felt = felt * (1.0 + rng.uniform(0.04, 0.08) * env * np.tanh(across / 6.0))
     felt_col = np.array(look.felt_bgr, np.float32)
+    if look.mat is not None:
+        # a randomized world's mat: its own colours, with the same mottling and creases
+        p = 1024 / (8.0 * look.mat.scale)
+        mat = cv2.remap(world_art.mat_tile(look.mat), X * p, Y * p, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
+        felt_img = mat * (felt / art.felt_tile(look.felt_variant).mean())[..., None]
+    else:
+        felt_img = felt[..., None] * felt_col
     m = look.mat_margin_mm
     # signed distance into the mat: a rectangle with slightly rounded corners
     rc = 6.0
@@ -129,7 +137,7 @@ def _ground(camera: SynthCamera, look) -> np.ndarray:
     qx, qy = np.abs(X - BATTLEFIELD_MM / 2.0) - half, np.abs(Y - BATTLEFIELD_MM / 2.0) - half
     inside = -(np.hypot(np.maximum(qx, 0), np.maximum(qy, 0)) + np.minimum(np.maximum(qx, qy), 0) - rc)
     if inside.min() > 2.0:  # the felt covers the whole view
-        img = felt[..., None] * felt_col
+        img = felt_img
     else:
         if look.surround_kind == "wood":
             sur = cv2.remap(art.wood_tile(), X * 1.5 + 37.0, Y * 1.5 + 11.0, cv2.INTER_LINEAR,
@@ -139,9 +147,9 @@ def _ground(camera: SynthCamera, look) -> np.ndarray:
         mm_per_px = camera.mm_per_px_at((450.0, 450.0))
         a = np.clip(inside / mm_per_px + 0.5, 0.0, 1.0)
         edge_shadow = 1.0 - 0.35 * np.exp(-np.clip(-inside, 0, None) / 2.5) * (1 - a)
-        felt = felt * (1.0 - 0.07 * np.exp(-((inside - 2.5) / 1.5) ** 2))  # the mat's bound edge
-        img = (felt * a)[..., None] * felt_col + ((sur * edge_shadow) * (1 - a))[..., None] * np.array(
-            look.surround_bgr, np.float32)
+        bound = 1.0 - 0.07 * np.exp(-((inside - 2.5) / 1.5) ** 2)  # the mat's bound edge
+        felt_in = ((felt * bound) * a)[..., None] * felt_col if look.mat is None else felt_img * (bound * a)[..., None]
+        img = felt_in + ((sur * edge_shadow) * (1 - a))[..., None] * np.array(look.surround_bgr, np.float32)
     img = img.astype(np.float32)
     img.setflags(write=False)
     camera._cache["ground_img"] = (key, img)
@@ -196,7 +204,8 @@ def _disk_sprite(canvas: _Canvas, d: SynthDisk, ring: tuple[int, int, int], shad
     """Composite one disk (edge, shadow, face); returns the pixel count of its whole top (visibility's base)."""
     top = d.top_height_mm + d.lift_mm
     base = top - thickness
-    face = art.disk_face(d.art, d.radius_mm, ring)
+    face = art.disk_face(d.art, d.radius_mm, ring) if d.art.style is None else \
+        world_art.styled_face(d.art.style, d.radius_mm)
     S = face.shape[0]
     a = _affine(d.rotation_deg, art.DISK_PPM, d.center, (S / 2.0, S / 2.0), d.tilt_squash, d.squash_axis_deg)
     r = d.radius_mm + 1.0

@@ -45,6 +45,30 @@ TOKEN_KINDS = ("damage", "wound", "activation", "power")
 
 
 @dataclass(frozen=True)
+class FaceStyle:
+    """A printed face of the randomized world (`vision.synth.world`): what the art is made of, the border, the
+    stat pips. Drawn by `vision.synth.world_art.styled_face`."""
+
+    art: str                              # photo / paint / shapes / text / flat
+    border: str                           # none / thin / wide
+    border_bgr: tuple[int, int, int]
+    pips: str                             # ring / inside / none
+    outline: bool                         # a dark printed line along the cut edge
+    inner_rings: int                      # printed circles concentric with the disk (round shields, frames)
+    seed: int
+
+
+@dataclass(frozen=True)
+class MatStyle:
+    """The cloth or mat of a randomized table: felt / grass / stone / wood / black / checks / hexes / tiles."""
+
+    kind: str
+    bgr: tuple[int, int, int]
+    scale: float                          # pattern size, mm
+    seed: int
+
+
+@dataclass(frozen=True)
 class DiskArt:
     """How one disk's face is printed (the renderer draws it; the scene keeps the numbers as `stats`)."""
 
@@ -53,6 +77,7 @@ class DiskArt:
     label: str
     stats: tuple[int, int, int, int]  # attack, counter, toughness, move
     back: bool = False  # lying face down (mid-flip frames show the back)
+    style: FaceStyle | None = None  # a randomized world's print instead of the classic one
 
 
 @dataclass(frozen=True)
@@ -160,6 +185,7 @@ class TableLook:
     white_balance: tuple[float, float, float]
     exposure: float = 1.0  # the webcam's auto exposure wanders a little from frame to frame
     lateral_ca_px: float = 0.0  # red and blue images scaled apart: this many px of colour fringe at the corners
+    mat: MatStyle | None = None  # a randomized world's cloth instead of the felt of `felt_bgr`
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,13 @@
 """Named seed ranges. Detectors are tuned on TUNING_SEEDS only and gated on GATE_SEEDS, which are never used for
-tuning; tests of the renderer itself use TEST_SEEDS. The drawn tables of `vision.synth.drawn` (a second disk print)
-that the rim verifier learns from use DRAWN_TUNING_SEEDS; the unit tests draw theirs from seeds below 1000. The
+tuning; tests of the renderer itself use TEST_SEEDS. The drawn tables of `vision.synth.drawn` (a second disk print,
+which no training run uses) are drawn by the unit tests from seeds below 1000. The randomized world
+(`vision.synth.world`) has ranges of its own: the eye's network trains on WORLD_TRAINING_SEEDS, its settings are
+chosen on WORLD_TUNING_SEEDS, and every family (the held-out ones above all) is gated on WORLD_GATE_SEEDS. The
 ranges are disjoint (checked in the tests)."""
 
 TUNING_SEEDS: tuple[int, ...] = tuple(range(1000, 1040))
 GATE_SEEDS: tuple[int, ...] = tuple(range(9000, 9020))
 TEST_SEEDS: tuple[int, ...] = tuple(range(500, 510))
-DRAWN_TUNING_SEEDS: tuple[int, ...] = tuple(range(2000, 2080))
+WORLD_TRAINING_SEEDS: tuple[int, ...] = tuple(range(3000, 3400))
+WORLD_TUNING_SEEDS: tuple[int, ...] = tuple(range(3400, 3440))
+WORLD_GATE_SEEDS: tuple[int, ...] = tuple(range(9500, 9540))
