@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=["game", "cover"], default="game",
                    help="with --video: a game-like clip, or a cover clip (disks carried onto others, default game)")
     p.add_argument("--resolution", choices=["1080p", "720p"], default="1080p")
+    p.add_argument("--world", metavar="FAMILY",
+                   help="a family of the randomized world (ART-BORDER-CLOTH, e.g. paint-thin-felt) instead of "
+                        "the classic look (see docs/synth.md)")
     p.add_argument("--disk-diameters-mm", metavar="S,M,L", help="disk diameters to draw (default 44,64,89)")
     p.add_argument("--boards", type=int, default=12, help="chessboard photos to write in DIR/boards (default 12)")
     p.set_defaults(func=_handler("vision.synth.commands:synth"))

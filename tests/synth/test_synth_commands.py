@@ -125,3 +125,24 @@ def test_synth_out_is_a_file(tmp_path, capsys):
     f.write_text("x")
     assert main(["synth", "--seed", "1", "--out", str(f)]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_synth_world_family_folder(tmp_path):
+    out = tmp_path / "w"
+    assert main(["synth", "--world", "paint-thin-felt", "--seed", "3000", "--count", "1", "--boards", "0",
+                 "--out", str(out)]) == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["tier"] == "paint-thin-felt" and len(man["frames"]) == 1
+    scene = load_scene(out / man["frames"][0]["scene"])
+    diam = [man["disk_diameters_mm"][k] for k in ("small", "medium", "large")]
+    assert all(any(abs(2 * d.radius_mm - x) < 0.01 for x in diam) for d in scene.disks)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--world", "photo-thin-velvet"], "unknown family"),
+    (["--world", "paint-thin-felt", "--video"], "still frames"),
+    (["--world", "paint-thin-felt", "--disk-diameters-mm", "40,60,80"], "its own disk sizes"),
+])
+def test_synth_world_bad_arguments_one_line(tmp_path, capsys, argv, message):
+    assert main(["synth", "--seed", "1", "--count", "1", "--out", str(tmp_path / "o")] + argv) == 2
+    assert message in capsys.readouterr().err

@@ -42,6 +42,8 @@ def synth(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"--out '{out}': cannot create it ({exc.strerror})") from None
+    if getattr(args, "world", None) is not None and args.video:
+        raise InputError("--world renders still frames: leave out --video")
     if getattr(args, "kind", "game") != "game" and not args.video:
         raise InputError("--kind needs --video (it names the kind of clip)")
     if args.video:
@@ -56,7 +58,16 @@ def synth(args: argparse.Namespace) -> int:
     def progress(i, fr):
         print(f"frame {i + 1}/{args.count}: {len(fr.scene.disks)} disks, {fr.render_ms:.0f} ms", file=sys.stderr)
 
+    family = getattr(args, "world", None)
+    if family is not None:
+        from vision.synth.world import FAMILIES
+
+        if family not in FAMILIES:
+            raise InputError(f"--world: unknown family {family!r} (families are ART-BORDER-CLOTH, e.g. "
+                             f"paint-thin-felt; see docs/synth.md)")
+        if diam is not None:
+            raise InputError("--world draws its own disk sizes: leave out --disk-diameters-mm")
     manifest = write_folder(out, seed=args.seed, count=args.count, tier=args.tier, resolution=args.resolution,
-                            diameters_mm=diam, boards=boards, progress=progress)
+                            diameters_mm=diam, boards=boards, progress=progress, family=family)
     print(f"wrote {len(manifest['frames'])} frames, {len(manifest['boards']['images'])} board photos to {out}")
     return 0

@@ -64,17 +64,29 @@ def write_boards(out: Path, camera: SynthCamera, background: np.ndarray, seed: i
 
 def write_folder(out: str | Path, seed: int, count: int, tier: str = "standard", resolution: str = "1080p",
                  diameters_mm: tuple[float, float, float] | None = None, boards: int = 12,
-                 progress=None) -> dict:
-    """Render `count` frames of seed `seed` into `out`; returns the manifest."""
+                 progress=None, family: str | None = None) -> dict:
+    """Render `count` frames of seed `seed` into `out`; returns the manifest. `family`: a family of the randomized
+    world (`vision.synth.world`) instead of the classic look of `tier` (its camera and disk sizes are the world's;
+    1080p only)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    camera = folder_camera(seed, tier, resolution)
+    if family is not None:
+        from vision.synth.world import world_table
+
+        camera = world_table(seed, family)[1]
+        diameters_mm = world_table(seed, family)[0].diameters_mm
+        tier, resolution = family, "1080p"
+    else:
+        camera = folder_camera(seed, tier, resolution)
     (out / "camera_truth.json").write_text(dump_json(camera_truth_doc(camera)) + "\n", encoding="utf-8")
     frames = []
     first_image = None
     t0 = time.perf_counter()
     for i in range(count):
-        setup = random_table(seed, tier, frame=i, diameters_mm=diameters_mm)
+        if family is not None:
+            setup = world_table(seed, family, frame=i)[0]
+        else:
+            setup = random_table(seed, tier, frame=i, diameters_mm=diameters_mm)
         fr = render_frame(setup, camera)
         name = f"frame_{i:04d}"
         _write_bytes(out / f"{name}.jpg", fr.jpeg)
