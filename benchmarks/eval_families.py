@@ -52,7 +52,7 @@ def frames_of(family: str, count: int, tier: str):
 
     for k in range(count):
         seed = seeds.WORLD_GATE_SEEDS[k % len(seeds.WORLD_GATE_SEEDS)]
-        yield world_table(seed, family, frame=k // len(seeds.WORLD_GATE_SEEDS))
+        yield world_table(seed, family, frame=k // len(seeds.WORLD_GATE_SEEDS), tier=tier)
 
 
 def evaluate_family(family: str, count: int, tier: str, log=print) -> dict:

@@ -67,3 +67,12 @@ def test_a_world_frame_renders_with_visible_truth(family):
         expect = math.pi * (d.radius_mm * px_per_mm) ** 2
         assert 0.85 * expect < area < 1.15 * expect, (d.id, area, expect)
         break
+
+
+def test_the_hard_tier_is_harder_and_an_unknown_tier_refused():
+    std, _ = world_table(3004, "photo-thin-felt")
+    hard, _ = world_table(3004, "photo-thin-felt", tier="hard")
+    assert len(hard.disks) >= 22 and hard.look.defocus_sigma_px >= 0.8
+    assert std.look.defocus_sigma_px <= 1.3
+    with pytest.raises(InputError, match="tier"):
+        world_table(3004, "photo-thin-felt", tier="brutal")

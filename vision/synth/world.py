@@ -68,12 +68,20 @@ TRAINING_FAMILIES: tuple[str, ...] = tuple(n for n, f in FAMILIES.items() if not
 HELD_OUT_FAMILIES: tuple[str, ...] = ("heraldic-wide-felt", "paint-thin-patterned", "heraldic-none-patterned")
 
 
-def _world_tier(rng: np.random.Generator) -> TierSettings:
+TIERS = ("standard", "hard")
+
+
+def _world_tier(rng: np.random.Generator, hard: bool) -> TierSettings:
     base = tier_settings("standard")
     lens = rng.random() < 0.3   # a third of the cameras have a corrected or distortion-free lens
-    camera = CameraSettings(yaw_jitter_deg=180.0 if rng.random() < 0.3 else 15.0, max_tilt_deg=20.0,
+    camera = CameraSettings(yaw_jitter_deg=180.0 if rng.random() < 0.3 else 15.0, max_tilt_deg=32.0 if hard else 20.0,
                             hfov_deg=(50.0, 82.0), k1=(0.0, 0.0) if lens else (-0.25, -0.02), tangential=0.0015,
                             fill=(0.8, 0.97))
+    if hard:  # blur, dark rooms, steep tilt, hands, more disks
+        return replace(base, name="world-hard", disks=(22, 32), stacks=(2, 4), overlaps=(4, 7), camera=camera,
+                       hand_probability=0.6, disk_thickness_mm=float(rng.choice([1.0, 2.0, 3.0])),
+                       defocus_sigma_px=(0.8, 2.0), motion_blur_px=(0.0, 6.0), noise_sigma=(3.0, 8.0),
+                       jpeg_quality=(50, 80), light_gradient=(0.15, 0.45), vignette=(0.15, 0.5))
     return replace(base, name="world", disks=(12, 26), camera=camera, hand_probability=0.25,
                    disk_thickness_mm=float(rng.choice([0.0, 1.0, 2.0, 2.0, 3.0])),
                    defocus_sigma_px=(0.3, 1.3), motion_blur_px=(0.0, 3.0), noise_sigma=(1.5, 6.0),
@@ -115,38 +123,45 @@ def _face(family: Family, army_border: tuple[int, int, int], rng: np.random.Gene
                      inner_rings=inner, seed=int(rng.integers(1 << 30)))
 
 
-def world_table(seed: int, family: str, *, frame: int = 0) -> tuple[TableSetup, SynthCamera]:
+def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard"
+                ) -> tuple[TableSetup, SynthCamera]:
     """A table of `family` and its camera, deterministic per arguments: a seed is a room (camera, cloth, light,
-    disk sizes and prints), `frame` another arrangement of the disks in it."""
-    if family not in FAMILIES:
-        from tablesight.errors import InputError
+    disk sizes and prints), `frame` another arrangement of the disks in it. `tier` "hard": blur, dark rooms,
+    borders darker and near the cloth's colour, steep tilt, hands, more disks."""
+    from tablesight.errors import InputError
 
+    if family not in FAMILIES:
         raise InputError(f"unknown family {family!r} (e.g. {', '.join(list(FAMILIES)[:3])}, ...)")
+    if tier not in TIERS:
+        raise InputError(f"unknown world tier {tier!r} (known: {', '.join(TIERS)})")
+    hard = tier == "hard"
     fam = FAMILIES[family]
     room = np.random.default_rng([int(seed), 0x3017D, ART_SOURCES.index(fam.art), BORDERS.index(fam.border),
                                   CLOTHS.index(fam.cloth)])
-    tier = _world_tier(room)
+    settings = _world_tier(room, hard)
     diam = _diameters(room)
     mat = _mat(fam, room)
-    setup = random_table(seed, tier, frame=frame, diameters_mm=diam)
+    setup = random_table(seed, settings, frame=frame, diameters_mm=diam)
     # each army's border: any colour, sometimes the cloth's own or near-white
     borders = []
     for _ in setup.armies:
         p = room.random()
-        borders.append(tuple(int(np.clip(v + room.normal(0, 8), 0, 255)) for v in mat.bgr) if p < 0.2 else
-                       _bright(room, 215, 250) if p < 0.4 else _bright(room, 10, 245))
+        near_cloth = 0.5 if hard else 0.2
+        borders.append(tuple(int(np.clip(v * (0.7 if hard else 1.0) + room.normal(0, 8), 0, 255)) for v in mat.bgr)
+                       if p < near_cloth else _bright(room, 215, 250) if p < near_cloth + 0.2 else
+                       _bright(room, 10, 245))
     border_of = {a.id: b for a, b in zip(setup.armies, borders)}
     moment = np.random.default_rng([int(seed), int(frame), 0xFACE])
     disks = tuple(replace(d, art=replace(d.art, style=_face(fam, border_of[d.player], moment)))
                   for d in setup.disks)
     armies = tuple(Army(a.id, border_of[a.id], a.units) for a in setup.armies)
     warm = room.uniform(-0.12, 0.12)
-    dim = room.random() < 0.2
+    dim = room.random() < (0.5 if hard else 0.2)
     look = replace(setup.look, mat=mat, felt_bgr=mat.bgr,
                    white_balance=(1.0 - warm, 1.0, 1.0 + warm),
                    exposure=setup.look.exposure * (room.uniform(0.45, 0.7) if dim else room.uniform(0.85, 1.15)),
                    noise_sigma=setup.look.noise_sigma * (1.8 if dim else 1.0),
                    light_dir_deg=float(room.uniform(0, 360)))
-    camera = random_camera(np.random.default_rng([int(seed), 0xCA3E7B]), (1920, 1080), tier.camera,
+    camera = random_camera(np.random.default_rng([int(seed), 0xCA3E7B]), (1920, 1080), settings.camera,
                            must_see_points())
     return replace(setup, disks=disks, armies=armies, look=look), camera
