@@ -50,6 +50,11 @@ class Candidates:
     def __len__(self) -> int:
         return len(self.u)
 
+    def subset(self, keep: np.ndarray) -> "Candidates":
+        idx = np.nonzero(keep)[0]
+        return Candidates(u=self.u[idx], v=self.v[idx], size_index=self.size_index[idx], vote=self.vote[idx],
+                          seed=tuple(self.seed[k] for k in idx))
+
 
 def inside_points(u: np.ndarray, v: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Points spread over each disk's inside (rings at 0, 0.35, 0.6 and 0.8 of the radius): (M, 37) x and y."""

@@ -320,6 +320,13 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
         x, y = to_rect(cand.u), to_rect(cand.v)
         off = (x < x0).astype(int) + (x > x1) + (y < y0) + (y > y1)
         allowed &= off <= 1
+    # a coarse look first: circles off the battlefield, or with next to no outline anywhere near, are not fitted
+    is_seed = np.array([s is not None for s in cand.seed])
+    coarse = read_rims(maps.rim, cand.u, cand.v, r_class, np.arange(24) * (math.pi / 12), cfg.profile_reach_mm * mm)
+    keep = is_seed | (allowed & ((coarse.peak >= cfg.rim_level).mean(1) >= 0.5 * cfg.min_rim_history))
+    cand, r_class, allowed = cand.subset(keep), r_class[keep], allowed[keep]
+    if len(cand) == 0:
+        return []
     reading = fit_circles(maps.rim, cand.u, cand.v, r_class, cfg, mm)
     context = np.zeros(len(cand), bool)
     if where is not None:

@@ -47,6 +47,7 @@ class ChangeConfig:
 
 
 DEFAULT_CHANGE = ChangeConfig()
+PASTE_BAND_MM = 16  # a crop's maps are kept only this far inside its edges (the network's view ends there)
 
 
 @dataclass(frozen=True)
@@ -199,11 +200,18 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
             found, crop_maps = detect_disks(crop, sizes, ppm, seeds=local, config=config,
                                             battlefield_px=(bx0 - x0, by0 - y0, bx1 - x0, by1 - y0),
                                             where=lambda x, y, r, x0=x0, y0=y0: wanted(x + x0, y + y0, r))
+            # the crop's maps replace the kept ones, but for a band along its inner edges (the network saw no
+            # context beyond them); a crop edge on the frame's edge is the frame's edge
             u0, v0 = x0 // step, y0 // step
-            mh, mw = crop_maps.shape
-            mh, mw = min(mh, face.shape[0] - v0), min(mw, face.shape[1] - u0)
-            face[v0:v0 + mh, u0:u0 + mw] = crop_maps.face[:mh, :mw]
-            rim[v0:v0 + mh, u0:u0 + mw] = crop_maps.rim[:mh, :mw]
+            mh, mw = min(crop_maps.shape[0], face.shape[0] - v0), min(crop_maps.shape[1], face.shape[1] - u0)
+            band = int(PASTE_BAND_MM * ppm / step)
+            a0 = 0 if u0 == 0 else band
+            b0 = 0 if v0 == 0 else band
+            a1 = mw if u0 + mw >= face.shape[1] else mw - band
+            b1 = mh if v0 + mh >= face.shape[0] else mh - band
+            if a1 > a0 and b1 > b0:
+                face[v0 + b0:v0 + b1, u0 + a0:u0 + a1] = crop_maps.face[b0:b1, a0:a1]
+                rim[v0 + b0:v0 + b1, u0 + a0:u0 + a1] = crop_maps.rim[b0:b1, a0:a1]
             for f in found:
                 f = replace(f, cx=f.cx + x0, cy=f.cy + y0)
                 # Disks away from the change are carried (or, cut by the crop's edge, not seen whole here).
