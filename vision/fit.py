@@ -19,7 +19,7 @@ rectified px outside this module, map px inside (`scale` rectified px per map px
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import cv2
@@ -28,6 +28,7 @@ import numpy as np
 from tablesight.scene import SIZE_CLASSES
 from vision.candidates import Candidates, Seed, find_candidates, inside_points
 from vision.facemap import FaceMaps, sample
+from vision.refine import align_centres
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class DetectorConfig:
     rim_level: float = 0.4               # rim probability at which a ray shows the outline
     rim_tolerance_mm: float = 2.0        # a shown outline supports the circle within this distance
     explain_mm: float = 2.0              # outline this close to an accepted disk's outline is explained by it
-    min_rim: float = 0.22                # share of its outline a new disk shows (its own, not explained)
+    min_rim: float = 0.3                 # share of its outline a new disk shows (its own, not explained)
     min_rim_history: float = 0.1         # ... a disk the previous scene had there
     open_consistency: float = 0.6        # share of the outline in the open (under no accepted disk) shown
     open_consistency_history: float = 0.3
@@ -55,6 +56,7 @@ class DetectorConfig:
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
     min_confidence: float = 0.3          # new disks below this confidence are dropped (not ones from history)
     keep_rim_fraction: float = 0.78      # ... unless this much of their outline is seen
+    align: bool = True                   # centres refined on the image's rim profile (vision.refine)
 
     def __post_init__(self) -> None:
         if not 24 <= self.rays <= 720:
@@ -291,6 +293,26 @@ def confidence(rim_fraction: float, open_consistency: float, face: float) -> flo
                          0.0, 0.999))
 
 
+def _aligned(done: list[Accepted], rect: np.ndarray, scale: float, mm: float, cfg: DetectorConfig
+             ) -> list[Accepted]:
+    """The accepted disks with centres refined on the image (`vision.refine`), from the rays that show their own
+    outline with no other accepted disk along or over it."""
+    if not cfg.align or not done:
+        return done
+    K = cfg.rays
+    usable = np.zeros((len(done), K), bool)
+    for k, a in enumerate(done):
+        one = RimReading(u=np.array([a.u]), v=np.array([a.v]), r=np.array([a.r]), offset=np.zeros((1, K)),
+                         peak=np.ones((1, K)), angles=np.arange(K) * (2.0 * math.pi / K))
+        _, explained, covered = _judge(one, 0, [b for b in done if b is not a], cfg, mm)
+        usable[k] = a.shown & ~explained & ~covered
+    to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
+    cx, cy = align_centres(rect, to_rect(np.array([a.u for a in done])), to_rect(np.array([a.v for a in done])),
+                           np.array([a.r for a in done]) * scale, usable)
+    return [replace(a, u=float((x + 0.5) / scale - 0.5), v=float((y + 0.5) / scale - 0.5))
+            for a, x, y in zip(done, cx, cy)]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The whole step
 
@@ -349,6 +371,7 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
                                                       (s.cy + 0.5) / scale - 0.5 - a.v))
             seed_of[a.index] = best
             used.add(id(best))
+    done = _aligned(done, rect, scale, mm, cfg)
     fits = []
     for a in done:
         if context[a.index]:

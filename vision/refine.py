@@ -1,0 +1,104 @@
+"""Sub-pixel centres from the disk's own rim profile, on the full-resolution rectified image.
+
+The rim map (2 mm per px) places a disk to half a millimetre or so; the rules want better. A disk's rim is several
+edges a px or two apart (the cut edge, a printed outline, the border's inner line, the cardboard side, a shadow)
+and which one is strongest changes round the disk, so "the strongest edge on each ray" would jump between them.
+Instead every ray's colour-step profile across the rim band is aligned (normalised cross-correlation, parabolic
+sub-sample peak) to the disk's own median profile over its rays: whatever the print looks like, it looks the same
+all round, and the centre is where the profiles agree. Only rays the rim map says show this disk's own outline
+(not under or along another disk, not under a hand) take part; a disk with too few of them keeps its map fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+
+@dataclass(frozen=True)
+class AlignConfig:
+    """The rim band compared (px of the rectified image at 1 px/mm) and how far a ray may shift."""
+
+    inner_px: float = 7.0       # the band runs from this far inside the outline...
+    outer_px: float = 2.0       # ...to this far outside it
+    reach_px: float = 2.0       # each ray's profile may shift this far
+    min_match: float = 0.6      # a ray counts when its profile matches the disk's this well (NCC)
+    min_rays: int = 16          # fewer usable rays: the map's fit stands
+    passes: int = 2
+
+    def __post_init__(self) -> None:
+        if not (0 < self.inner_px <= 20 and 0 <= self.outer_px <= 10 and 0.5 <= self.reach_px <= 5):
+            raise ValueError("need 0 < inner_px <= 20, 0 <= outer_px <= 10, 0.5 <= reach_px <= 5")
+        if not 0 < self.min_match < 1 or self.min_rays < 4 or not 1 <= self.passes <= 5:
+            raise ValueError("need 0 < min_match < 1, min_rays >= 4, 1 <= passes <= 5")
+
+
+DEFAULT_ALIGN = AlignConfig()
+
+
+def _profiles(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, ang: np.ndarray, rho: np.ndarray
+              ) -> np.ndarray:
+    """Colour-step magnitude along each ray: (M, K, len(rho) - 2)."""
+    M, K, T = len(cx), len(ang), len(rho)
+    X = (cx[:, None, None] + (r[:, None, None] + rho[None, None, :]) * np.cos(ang)[None, :, None])
+    Y = (cy[:, None, None] + (r[:, None, None] + rho[None, None, :]) * np.sin(ang)[None, :, None])
+    mx = np.ascontiguousarray(X.reshape(M * K, T), np.float32)
+    my = np.ascontiguousarray(Y.reshape(M * K, T), np.float32)
+    P = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT).astype(np.float32)
+    d = P[:, 2:] - P[:, :-2]
+    return np.sqrt((d * d).sum(-1)).reshape(M, K, T - 2)
+
+
+def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, usable: np.ndarray,
+                  cfg: AlignConfig = DEFAULT_ALIGN) -> tuple[np.ndarray, np.ndarray]:
+    """Refined centres (rectified px, 1 px/mm) of circles (cx, cy, r) from their rays `usable` (M, K); the
+    radius stays. A circle with fewer than `min_rays` usable, well matching rays keeps its centre."""
+    cx, cy = np.asarray(cx, np.float64).copy(), np.asarray(cy, np.float64).copy()
+    M, K = usable.shape
+    if M == 0:
+        return cx, cy
+    step = 0.5
+    n_sh, n_in, n_out = (int(round(v / step)) for v in (cfg.reach_px, cfg.inner_px, cfg.outer_px))
+    nc = n_in + n_out + 1
+    rho = np.arange(-(n_in + n_sh + 1), n_out + n_sh + 2) * step
+    ang = np.arange(K) * (2.0 * math.pi / K)
+    ca, sa = np.cos(ang), np.sin(ang)
+    shifts = np.arange(-n_sh, n_sh + 1)
+    S = len(shifts)
+    r = np.asarray(r, np.float64)
+    for _ in range(cfg.passes):
+        g = _profiles(img, cx, cy, r, ang, rho)                    # (M, K, D)
+        band = g[:, :, n_sh:n_sh + nc]
+        t = np.stack([np.median(band[m][usable[m]], axis=0) if usable[m].sum() >= cfg.min_rays
+                      else band[m].mean(0) for m in range(M)])    # the disk's own profile
+        t = t - t.mean(1, keepdims=True)
+        t /= np.linalg.norm(t, axis=1, keepdims=True) + 1e-6
+        win = np.lib.stride_tricks.sliding_window_view(g, nc, axis=2)[:, :, :S]   # (M, K, S, nc)
+        wc = win - win.mean(-1, keepdims=True)
+        ncc = np.einsum("mksn,mn->mks", wc, t) / (np.linalg.norm(wc, axis=-1) + 1e-6)
+        j = np.argmax(ncc, axis=2)
+        jj = np.clip(j, 1, S - 2)[..., None]
+        a0, a1, a2 = (np.take_along_axis(ncc, jj + o, 2)[..., 0] for o in (-1, 0, 1))
+        den = a0 - 2.0 * a1 + a2
+        frac = np.clip(np.where(np.abs(den) > 1e-9, 0.5 * (a0 - a2) / np.where(np.abs(den) > 1e-9, den, 1.0), 0),
+                       -0.5, 0.5)
+        off = (shifts[jj[..., 0]] + frac) * step
+        ok = usable & (a1 >= cfg.min_match) & (j > 0) & (j < S - 1)   # a peak at the reach's end: none
+        for m in range(M):
+            sel = ok[m]
+            if sel.sum() < cfg.min_rays:
+                continue
+            for _ in range(2):   # least squares of the shifts, then again without the rays far off it
+                A = np.stack([ca[sel], sa[sel]], 1)
+                sol, *_ = np.linalg.lstsq(A, off[m][sel], rcond=None)
+                res = np.abs(off[m] - (ca * sol[0] + sa * sol[1]))
+                keep = sel & (res <= max(0.5, 2.5 * float(np.median(res[sel]))))
+                if keep.sum() < cfg.min_rays:
+                    break
+                sel = keep
+            cx[m] += float(np.clip(sol[0], -cfg.reach_px, cfg.reach_px))
+            cy[m] += float(np.clip(sol[1], -cfg.reach_px, cfg.reach_px))
+    return cx, cy
