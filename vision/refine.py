@@ -87,18 +87,19 @@ def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray
                        -0.5, 0.5)
         off = (shifts[jj[..., 0]] + frac) * step
         ok = usable & (a1 >= cfg.min_match) & (j > 0) & (j < S - 1)   # a peak at the reach's end: none
-        for m in range(M):
-            sel = ok[m]
-            if sel.sum() < cfg.min_rays:
-                continue
-            for _ in range(2):   # least squares of the shifts, then again without the rays far off it
-                A = np.stack([ca[sel], sa[sel]], 1)
-                sol, *_ = np.linalg.lstsq(A, off[m][sel], rcond=None)
-                res = np.abs(off[m] - (ca * sol[0] + sa * sol[1]))
-                keep = sel & (res <= max(0.5, 2.5 * float(np.median(res[sel]))))
-                if keep.sum() < cfg.min_rays:
-                    break
-                sel = keep
-            cx[m] += float(np.clip(sol[0], -cfg.reach_px, cfg.reach_px))
-            cy[m] += float(np.clip(sol[1], -cfg.reach_px, cfg.reach_px))
+        w = ok.astype(np.float64)
+        dx = dy = np.zeros(M)
+        for _ in range(2):   # least squares of the shifts (all disks at once), then again without rays far off
+            a11, a12, a22 = (w * ca * ca).sum(1), (w * ca * sa).sum(1), (w * sa * sa).sum(1)
+            b1, b2 = (w * ca * off).sum(1), (w * sa * off).sum(1)
+            det = a11 * a22 - a12 * a12
+            good = ((w > 0).sum(1) >= cfg.min_rays) & (det > 1e-6)
+            safe = np.where(good, det, 1.0)
+            dx = np.where(good, (a22 * b1 - a12 * b2) / safe, 0.0)
+            dy = np.where(good, (a11 * b2 - a12 * b1) / safe, 0.0)
+            res = np.abs(off - (ca[None, :] * dx[:, None] + sa[None, :] * dy[:, None]))
+            med = np.array([np.median(res[m][w[m] > 0]) if w[m].any() else 0.0 for m in range(M)])
+            w = w * (res <= np.maximum(0.5, 2.5 * med)[:, None])
+        cx += np.clip(dx, -cfg.reach_px, cfg.reach_px)
+        cy += np.clip(dy, -cfg.reach_px, cfg.reach_px)
     return cx, cy
