@@ -11,6 +11,8 @@
    disk's inside is always some disk's top, its own or one lying on it. Disks of the previous scene (history)
    need less. Passes repeat until nothing more is accepted (a lower disk is judged once the upper one explains
    its hidden arc).
+3. The accepted centres are refined on the full-resolution image (`vision.refine`), from the rays that show each
+   disk's own outline with no other disk along or over it.
 
 Everything is read from the maps of `vision.facemap`, so no threshold here is about colours or art. Coordinates:
 rectified px outside this module, map px inside (`scale` rectified px per map px).
@@ -230,6 +232,12 @@ def _judge(reading: RimReading, k: int, done: Sequence[Accepted], cfg: DetectorC
     return shown, explained, covered
 
 
+def _is_copy(done: Sequence[Accepted], u: float, v: float, r_class: float, cfg: DetectorConfig) -> bool:
+    """A circle of an accepted disk's size this near its centre is that disk again (one of another size is a
+    stack)."""
+    return any(a.r_class == r_class and math.hypot(a.u - u, a.v - v) < cfg.copy_distance * a.r for a in done)
+
+
 def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.ndarray, cfg: DetectorConfig,
            mm: float, allowed: np.ndarray) -> list[Accepted]:
     """Greedy acceptance with explanation-away (module docstring); `allowed`: candidates that may be accepted.
@@ -253,9 +261,8 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 continue
             one = RimReading(u=reading.u[i:i + 1], v=reading.v[i:i + 1], r=reading.r[i:i + 1],
                              offset=reading.offset[i:i + 1], peak=reading.peak[i:i + 1], angles=reading.angles)
-            if any(a.r_class == r_class[i] and math.hypot(a.u - one.u[0], a.v - one.v[0]) < cfg.copy_distance * a.r
-                   for a in done):
-                taken[i] = True     # a copy of an accepted disk
+            if _is_copy(done, float(one.u[0]), float(one.v[0]), float(r_class[i]), cfg):
+                taken[i] = True
                 continue
             shown, explained, covered = _judge(one, 0, done, cfg, mm)
             need_rim = cfg.min_rim_history if is_seed[i] else cfg.min_rim
@@ -266,8 +273,8 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                                   exclude=(explained | covered)[None, :])
                 shown, explained, covered = _judge(one, 0, done, cfg, mm)
             u, v, r = float(one.u[0]), float(one.v[0]), float(one.r[0])
-            if any(a.r_class == r_class[i] and math.hypot(a.u - u, a.v - v) < cfg.copy_distance * a.r for a in done):
-                taken[i] = True     # a copy of an accepted disk
+            if _is_copy(done, u, v, float(r_class[i]), cfg):
+                taken[i] = True
                 continue
             rim_own = float((shown & ~explained).mean())
             open_ = ~covered & ~explained
