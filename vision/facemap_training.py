@@ -118,14 +118,14 @@ def build_network():
     class FaceNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.e1 = conv(3, 12, 2)                                                  # 1/2
-            self.e2 = nn.Sequential(conv(12, 24, 2), sep(24, 32))                     # 1/4
-            self.e3 = nn.Sequential(conv(32, 48, 2), sep(48, 48, 2), sep(48, 48, 4))  # 1/8
-            self.e4 = nn.Sequential(conv(48, 64, 2), sep(64, 64, 2), sep(64, 64, 4))  # 1/16
-            self.d3 = merge(64 + 48, 48)
-            self.d2 = merge(48 + 32, 24)
-            self.d1 = merge(24 + 12, 12)
-            self.head = nn.Conv2d(12, 2, 1)
+            self.e1 = conv(3, 8, 2)                                                   # 1/2
+            self.e2 = nn.Sequential(conv(8, 16, 2), sep(16, 24))                      # 1/4
+            self.e3 = nn.Sequential(conv(24, 32, 2), sep(32, 32, 2), sep(32, 32, 4))  # 1/8
+            self.e4 = nn.Sequential(conv(32, 48, 2), sep(48, 48, 2), sep(48, 48, 4))  # 1/16
+            self.d3 = merge(48 + 32, 32)
+            self.d2 = merge(32 + 24, 16)
+            self.d1 = merge(16 + 8, 8)
+            self.head = nn.Conv2d(8, 2, 1)
             self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
 
         def forward(self, x):
@@ -330,9 +330,9 @@ def export_onnx(net, path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="vision/models/facemap.onnx")
-    p.add_argument("--frames", type=int, default=1300, help="training frames rendered")
+    p.add_argument("--frames", type=int, default=900, help="training frames rendered")
     p.add_argument("--valid-frames", type=int, default=24)
-    p.add_argument("--steps", type=int, default=9000)
+    p.add_argument("--steps", type=int, default=6000)
     p.add_argument("--batch", type=int, default=12)
     p.add_argument("--workers", type=int, default=2, help="processes rendering frames")
     p.add_argument("--families", default=None, help="comma-separated training families (default: all of them)")
