@@ -23,7 +23,9 @@ def json_body(empty_ok: bool = False) -> dict[str, Any]:
     MAX_BODY_BYTES the server has answered 413 before this runs. `empty_ok`: no body at all reads as `{}`."""
     length = request.content_length
     if length is not None and length > MAX_BODY_BYTES:
-        raise InputError(f"body: too large ({length} bytes; at most {MAX_BODY_BYTES})")
+        from werkzeug.exceptions import RequestEntityTooLarge
+
+        raise RequestEntityTooLarge()  # 413, whatever the app's own limit
     raw = request.get_data(cache=True)
     if not raw and empty_ok:
         return {}
