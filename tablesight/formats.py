@@ -17,7 +17,7 @@ SCENE = "tablesight.scene"
 REPORT = "tablesight.report"
 MELEE = "tablesight.melee"
 
-_FORMAT_RE = re.compile(r"^(?P<kind>[a-z][a-z0-9_.\-]*)/(?P<major>\d+)(?:\.(?P<minor>\d+))?$")
+_FORMAT_RE = re.compile(r"^(?P<kind>[a-z][a-z0-9_.\-]*)/(?P<major>[0-9]{1,6})(?:\.(?P<minor>[0-9]{1,6}))?\Z")
 
 
 def format_string(kind: str, major: int = 1) -> str:

@@ -67,7 +67,7 @@ TERRAIN_NAME_KEYWORDS: dict[str, tuple[str, ...]] = {
     "quicksand": ("rough", "dangerous"),
 }
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$")
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}\Z")
 _NAME_MAX = 40
 
 

@@ -25,8 +25,8 @@ RANGES = ("short", "medium", "long", "siege")
 DAMAGE_KINDS = ("physical", "arcane")
 #: Keywords whose argument the melee resolution reads; others are kept as written.
 TIMING_ARGS = ("attack", "counter")
-_KEYWORD_RE = re.compile(r"^[a-z][a-z0-9_]*(?::[a-z0-9_+?]+)?$")
-_KEY_RE = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
+_KEYWORD_RE = re.compile(r"^[a-z][a-z0-9_]*(?::[a-z0-9_+?]+)?\Z")
+_KEY_RE = re.compile(r"^[a-z0-9][a-z0-9\-]*\Z")
 
 
 class CatalogError(InputError):

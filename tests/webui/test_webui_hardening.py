@@ -439,3 +439,18 @@ def test_check_text_refuses_what_is_not_printable_text():
         with pytest.raises(InputError):
             check_text(bad, "f")
     assert check_text("Reikwald copse", "f") == "Reikwald copse"
+
+
+def test_f07_no_pattern_lets_a_final_newline_or_a_unicode_digit_by(client):
+    from tablesight.errors import FormatError
+    from tablesight.formats import check_format
+
+    for fmt in ("tablesight.scene/1\n", "tablesight.scene/\u00b9"):
+        with pytest.raises(FormatError):
+            check_format({"format": fmt}, "tablesight.scene")
+    r = client.post("/api/corrections/owner", {"disk": "d6\n", "player": "orcs"})
+    assert r.status_code == 400
+    from rules.diskwars.catalog import CatalogError, Unit
+
+    with pytest.raises(CatalogError):
+        Unit(key="hh\n", name="Hh")
