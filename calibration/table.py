@@ -30,6 +30,13 @@ TABLE = "tablesight.table"
 
 DEFAULT_PX_PER_MM = 1.0
 DEFAULT_MARGIN_MM = 40.0
+#: What a plausible calibration keeps to (refused at load otherwise, one line naming the field): a rectified view
+#: of 0.1-10 px/mm and at most MAX_RECTIFIED_PX pixels, frames of at most 16384 px a side, a battlefield of at most
+#: 5 m a side. Beyond them every frame would fail (a 1000 px/mm view of a table is a 112 GiB image).
+PX_PER_MM_RANGE = (0.1, 10.0)
+MAX_RECTIFIED_PX = 40_000_000
+MAX_IMAGE_SIDE = 16384
+MAX_BATTLEFIELD_MM = 5000.0
 # A marker whose corners sit this far (mean, mm) from where the others put them was moved or misread.
 MARKER_REJECT_MM = 2.5
 MARKER_REJECT_PX = 5.0
@@ -128,14 +135,30 @@ class TableCalibration:
             raise InputError(f"intrinsics are for {self.intrinsics.image_size[0]}x{self.intrinsics.image_size[1]}"
                              f" frames, the table calibration for {w}x{hh}")
         if not (self.rectified_px_per_mm > 0 and math.isfinite(self.rectified_px_per_mm)):
-            raise InputError("rectified_px_per_mm must be positive")
+            raise InputError("rectified.px_per_mm must be positive")
+        lo, hi = PX_PER_MM_RANGE
+        if not lo <= self.rectified_px_per_mm <= hi:
+            raise InputError(f"rectified.px_per_mm: {self.rectified_px_per_mm:g} is implausible (expected "
+                             f"{lo:g}-{hi:g} px/mm)")
+        if w > MAX_IMAGE_SIDE or hh > MAX_IMAGE_SIDE:
+            raise InputError(f"image_size: {w}x{hh} is implausible (at most {MAX_IMAGE_SIDE} px a side)")
         if self.scale_source not in ("markers", "ruler"):
             raise InputError(f"scale_source: {self.scale_source!r} is not 'markers' or 'ruler'")
         bw, bh = (float(v) for v in self.battlefield_mm)
         if not (bw > 0 and bh > 0):
             raise InputError("battlefield size must be positive")
+        if not (bw <= MAX_BATTLEFIELD_MM and bh <= MAX_BATTLEFIELD_MM):
+            raise InputError(f"battlefield: {bw:g} x {bh:g} mm is implausible (at most {MAX_BATTLEFIELD_MM:g} mm a side)")
         object.__setattr__(self, "battlefield_mm", (bw, bh))
-        object.__setattr__(self, "rectified_origin_mm", tuple(float(v) for v in self.rectified_origin_mm))
+        origin = tuple(float(v) for v in self.rectified_origin_mm)
+        if len(origin) != 2 or not all(math.isfinite(v) and -MAX_BATTLEFIELD_MM <= v <= 0 for v in origin):
+            raise InputError(f"rectified.origin_mm: {list(origin)} is implausible (two margins of 0 to "
+                             f"-{MAX_BATTLEFIELD_MM:g} mm)")
+        object.__setattr__(self, "rectified_origin_mm", origin)
+        rw, rh = self.rectified_size
+        if rw * rh > MAX_RECTIFIED_PX:
+            raise InputError(f"rectified.size: {rw}x{rh} px is implausible (at most {MAX_RECTIFIED_PX:,} px; lower "
+                             f"rectified.px_per_mm)")
         if self.disk_diameters_mm is not None:
             d = tuple(float(v) for v in self.disk_diameters_mm)
             if len(d) != 3 or not all(math.isfinite(v) and 5 < v < 300 for v in d):

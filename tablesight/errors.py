@@ -7,3 +7,8 @@ class InputError(ValueError):
 
 class FormatError(InputError):
     """A file or document whose `format` string is missing, foreign, or of an unknown major version."""
+
+
+class StorageError(OSError):
+    """A change that could not be saved (the disk is full, the folder read-only): nothing was changed, the last
+    saved state stands. The API answers 507, the command line prints one line and exits 1."""

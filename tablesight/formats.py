@@ -17,7 +17,7 @@ SCENE = "tablesight.scene"
 REPORT = "tablesight.report"
 MELEE = "tablesight.melee"
 
-_FORMAT_RE = re.compile(r"^(?P<kind>[a-z][a-z0-9_.\-]*)/(?P<major>\d+)(?:\.(?P<minor>\d+))?$")
+_FORMAT_RE = re.compile(r"^(?P<kind>[a-z][a-z0-9_.\-]*)/(?P<major>[0-9]{1,6})(?:\.(?P<minor>[0-9]{1,6}))?\Z")
 
 
 def format_string(kind: str, major: int = 1) -> str:
@@ -43,9 +43,15 @@ def check_format(doc: Any, kind: str, supported_majors: tuple[int, ...] = (1,), 
 
 
 def load_json_file(path: str | Path, what: str = "file") -> Any:
-    """Read a JSON file, turning every way it can go wrong into one InputError line."""
+    """Read a JSON file, turning every way it can go wrong into one InputError line.
+
+    The text goes through `tablesight.limits.parse_json`: finite numbers, bounded depth, sizes and text."""
+    from tablesight.limits import MAX_FILE_BYTES, parse_json
+
     p = Path(path)
     try:
+        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(f"{what} '{p}': too large ({p.stat().st_size} bytes; at most {MAX_FILE_BYTES})")
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"{what} '{p}': no such file") from None
@@ -53,10 +59,7 @@ def load_json_file(path: str | Path, what: str = "file") -> Any:
         raise InputError(f"{what} '{p}': is a directory, expected a JSON file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{what} '{p}': cannot read it ({exc.__class__.__name__}: {exc})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{what} '{p}': malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    return parse_json(text, f"{what} '{p}'")
 
 
 def dump_json(doc: Any) -> str:

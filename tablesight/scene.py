@@ -442,6 +442,16 @@ def _parse_terrain(t: Any, i: int) -> Terrain:
 
 
 def _parse_scene(doc: dict) -> Scene:
+    from tablesight.limits import MAX_DISKS, MAX_POLYGON_POINTS, MAX_TERRAIN
+
+    for name, most in (("disks", MAX_DISKS), ("terrain", MAX_TERRAIN), ("deployment_zones", MAX_TERRAIN)):
+        if isinstance(doc.get(name), list) and len(doc[name]) > most:
+            raise SceneError(f"{name}: {len(doc[name])} entries; a scene holds at most {most} (a full table holds a "
+                             f"few hundred disks at most)")
+    for name in ("terrain", "deployment_zones"):
+        for i, t in enumerate(doc.get(name) or []):
+            if isinstance(t, dict) and isinstance(t.get("polygon_mm"), list) and len(t["polygon_mm"]) > MAX_POLYGON_POINTS:
+                raise SceneError(f"{name}[{i}].polygon_mm: {len(t['polygon_mm'])} points; at most {MAX_POLYGON_POINTS}")
     bf = Battlefield()
     if doc.get("battlefield") is not None:
         b = _obj(doc["battlefield"], "battlefield")

@@ -183,6 +183,11 @@ class LiveTable:
         with self._cond:
             return self._state_locked()
 
+    def workers(self) -> dict[str, bool]:
+        """The camera loop, and whether it runs (once started): the web page's health reports a stopped one."""
+        t = self._thread
+        return {} if t is None else {"camera loop": t.is_alive()}
+
     def wait_for_change(self, after_version: int, timeout_s: float) -> LiveState:
         deadline = time.monotonic() + max(0.0, float(timeout_s))
         with self._cond:

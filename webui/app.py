@@ -18,17 +18,24 @@ from typing import Any, Callable, Iterator
 
 from flask import Flask, Response, jsonify, render_template, request
 
-from tablesight.errors import InputError
+from tablesight.errors import InputError, StorageError
+from tablesight.limits import MAX_BODY_BYTES
 from tablesight.scene import Scene
 from webui import queries
 from webui.corrections import Corrections, TERRAIN_NAME_KEYWORDS
 from webui.feeds import health_json
 from webui.security import TOKEN_HEADER, host_name, is_loopback, new_token, same_origin, same_token
-from webui.http import json_error
+from webui.http import json_body, json_error
 
 log = logging.getLogger(__name__)
 
 SSE_KEEPALIVE_S = 15.0
+#: Event streams held open at once; a page beyond them is told the state and to come back (`retry`), so every open
+#: page still hears of each change (within SSE_RETRY_MS) while server threads stay free for the other requests.
+MAX_EVENT_STREAMS = 24
+SSE_RETRY_MS = 3000
+#: How long a view waits for its report before answering with the scene and a "computing" report state.
+REPORT_WAIT_S = 0.5
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 _STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
@@ -38,7 +45,7 @@ _STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
 class View:
     """One corrected scene and everything the page draws from it."""
 
-    key: str  # "<scene version>.<corrections revision>": changes whenever the page must redraw
+    key: str  # "<scene version>.<corrections revision>" (+ "-computing"): changes whenever the page must redraw
     version: int
     busy: bool
     raw_scene: Scene
@@ -47,6 +54,7 @@ class View:
     report_json: dict[str, Any] | None
     report_error: str | None
     frame_jpeg: bytes | None
+    report_state: str = "ready"  # "computing": the rules are still at work on this scene (report is None)
 
 
 def _build_report(scene: Scene) -> Any:
@@ -75,6 +83,72 @@ class Companion:
         self._event: dict[str, Any] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.max_streams = MAX_EVENT_STREAMS
+        self._streams = threading.BoundedSemaphore(MAX_EVENT_STREAMS)
+        # The report worker: one thread computes the report of the newest scene asked for, so a slow report never
+        # holds up a view (the page gets the scene at once and the report when it is ready).
+        self._report_cond = threading.Condition()
+        self._report_want: tuple[str, Scene] | None = None
+        self._report_done: tuple[str, Any, Any, str | None] | None = None
+        self._report_thread: threading.Thread | None = None
+
+    def set_max_streams(self, n: int) -> None:
+        self.max_streams = max(1, int(n))
+        self._streams = threading.BoundedSemaphore(self.max_streams)
+
+    # -- the report worker -------------------------------------------------------------------------------------
+    def _compute_report(self, scene: Scene, version: Any) -> tuple[Any, Any, str | None]:
+        try:
+            report = self._report_builder(scene)
+            return report, report.to_json(), None
+        except InputError as exc:
+            return None, None, f"the rules cannot judge this scene: {exc}"
+        except Exception as exc:  # a fault in the rules must not take the table page down with it
+            log.exception("rules failed on scene version %s", version)
+            return None, None, f"the rules failed on this scene ({exc.__class__.__name__}: {exc})"
+
+    def _report_for(self, key: str, scene: Scene, wait_s: float) -> tuple[Any, Any, str | None] | None:
+        """The report of `scene` (under `key`), waiting at most `wait_s`; None while it is still being computed."""
+        deadline = time.monotonic() + wait_s
+        with self._report_cond:
+            if self._report_done is not None and self._report_done[0] == key:
+                return self._report_done[1:]
+            if self._report_want is None or self._report_want[0] != key:
+                self._report_want = (key, scene)
+                self._report_cond.notify_all()
+            if self._report_thread is None or not self._report_thread.is_alive():
+                self._report_thread = threading.Thread(target=self._run_reports, name="webui-report", daemon=True)
+                self._report_thread.start()
+            while not (self._report_done is not None and self._report_done[0] == key):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._report_cond.wait(left)
+            return self._report_done[1:]
+
+    def _run_reports(self) -> None:
+        while True:
+            with self._report_cond:
+                while self._report_want is None:
+                    if not self._report_cond.wait(30.0) and self._report_want is None:
+                        self._report_thread = None
+                        return  # idle: the next view starts another
+                key, scene = self._report_want
+            result = self._compute_report(scene, key)
+            with self._report_cond:
+                self._report_done = (key, *result)
+                if self._report_want is not None and self._report_want[0] == key:
+                    self._report_want = None
+                self._report_cond.notify_all()
+            try:
+                self.poke()  # pages that got "computing" fetch the view again
+            except Exception:  # the feed's own failure is reported by the hub
+                log.exception("publishing a finished report failed")
+
+    def _pending(self, base_key: str) -> bool:
+        with self._report_cond:
+            return self._report_want is not None and self._report_want[0] == base_key and not (
+                self._report_done is not None and self._report_done[0] == base_key)
 
     # -- the view ----------------------------------------------------------------------------------------------
     def view(self) -> View:
@@ -87,19 +161,21 @@ class Companion:
                     v = replace(v, busy=st.busy, frame_jpeg=v.frame_jpeg or st.frame_jpeg)
                     self._view = v
                 return v
-            scene = self.corrections.apply(st.scene)
-            report, report_json, error = None, None, None
-            try:
-                report = self._report_builder(scene)
-                report_json = report.to_json()
-            except InputError as exc:
-                error = f"the rules cannot judge this scene: {exc}"
-            except Exception as exc:  # a fault in the rules must not take the table page down with it
-                log.exception("rules failed on scene version %s", st.version)
-                error = f"the rules failed on this scene ({exc.__class__.__name__}: {exc})"
-            v = View(key, st.version, st.busy, st.scene, scene, report, report_json, error, st.frame_jpeg)
+            if v is not None and v.key == f"{key}-computing":
+                scene = v.scene
+            else:
+                scene = self.corrections.apply(st.scene)
+            done = self._report_for(key, scene, REPORT_WAIT_S)
+            if done is None:
+                v = View(f"{key}-computing", st.version, st.busy, st.scene, scene, None, None,
+                         "computing the rules report for this table…", st.frame_jpeg, report_state="computing")
+            else:
+                report, report_json, error = done
+                v = View(key, st.version, st.busy, st.scene, scene, report, report_json, error, st.frame_jpeg)
             self._view = v
-            return v
+        if v.report_state == "computing":
+            self.poke()
+        return v
 
     def tell_tracker(self, track_id: str, kind: str, value: Any) -> None:
         """Pass a stored correction on to a feed whose tracker takes them (vision.live.LiveTable), so that it
@@ -115,19 +191,41 @@ class Companion:
         except (ImportError, InputError) as exc:
             log.info("tracker did not take correction %s %s: %s", track_id, kind, exc)
 
+    def workers(self) -> dict[str, bool]:
+        """Each background thread this app relies on, and whether it still runs."""
+        out: dict[str, bool] = {}
+        if self._thread is not None:
+            out["events"] = self._thread.is_alive()
+        feed_workers = getattr(self.feed, "workers", None)
+        if feed_workers is not None:
+            try:
+                out.update(feed_workers())
+            except Exception as exc:  # a feed that cannot even say is not healthy
+                log.info("feed workers() failed: %s", exc)
+                out["feed"] = False
+        return out
+
     def health(self) -> dict[str, Any]:
         st = self.feed.state()
         out = health_json(st.health)
         out["busy"] = bool(st.busy)
         out["version"] = st.version
         out["kind"] = getattr(self.feed, "kind", "live")
+        workers = self.workers()
+        stopped = sorted(k for k, alive in workers.items() if not alive)
+        out["workers"] = workers
+        out["healthy"] = not stopped
+        if stopped:
+            out["message"] = (f"stopped: {', '.join(stopped)} — restart tablesight serve. " + out["message"]).strip()
         return out
 
     # -- the event hub -------------------------------------------------------------------------------------------
     def _snapshot(self) -> dict[str, Any]:
         st = self.feed.state()
-        return {"key": f"{st.version}.{self.corrections.revision}", "version": st.version, "busy": bool(st.busy),
-                "health": health_json(st.health)}
+        key = f"{st.version}.{self.corrections.revision}"
+        if self._pending(key):
+            key += "-computing"
+        return {"key": key, "version": st.version, "busy": bool(st.busy), "health": health_json(st.health)}
 
     def poke(self) -> None:
         """Publish the current state to every event stream (after a correction, or when the feed changed)."""
@@ -168,21 +266,33 @@ class Companion:
             self._thread = None
 
     def events(self, keepalive_s: float = SSE_KEEPALIVE_S, max_s: float | None = None) -> Iterator[str]:
-        """The server-sent event stream of one page: the state at once, then every change."""
-        seq = -1
-        started = time.monotonic()
-        while not self._stop.is_set():
+        """The server-sent event stream of one page: the state at once, then every change.
+
+        At most `max_streams` streams are held open; a page beyond them gets the state and is told to reconnect
+        in SSE_RETRY_MS (the browser does that by itself), so it still hears of every change."""
+        held = self._streams
+        if not held.acquire(blocking=False):
             with self._hub:
-                if self._seq == seq:
-                    self._hub.wait(keepalive_s)
-                changed = self._seq != seq
-                seq, event = self._seq, dict(self._event)
-            if changed:
-                yield f"event: state\ndata: {json.dumps(event)}\n\n"
-            else:
-                yield ": keepalive\n\n"
-            if max_s is not None and time.monotonic() - started > max_s:
-                return
+                event = dict(self._event)
+            yield f"retry: {SSE_RETRY_MS}\nevent: state\ndata: {json.dumps(event)}\n\n"
+            return
+        try:
+            seq = -1
+            started = time.monotonic()
+            while not self._stop.is_set():
+                with self._hub:
+                    if self._seq == seq:
+                        self._hub.wait(keepalive_s)
+                    changed = self._seq != seq
+                    seq, event = self._seq, dict(self._event)
+                if changed:
+                    yield f"event: state\ndata: {json.dumps(event)}\n\n"
+                else:
+                    yield ": keepalive\n\n"
+                if max_s is not None and time.monotonic() - started > max_s:
+                    return
+        finally:
+            held.release()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -220,12 +330,7 @@ def _gzip(resp: Response) -> Response:
 
 
 def _json_body() -> dict[str, Any]:
-    if not request.is_json:
-        raise InputError("expected a JSON body (Content-Type: application/json)")
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise InputError("expected a JSON object as the body")
-    return body
+    return json_body()
 
 
 def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
@@ -244,6 +349,7 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     app = Flask("webui", static_folder=str(here / "static"), template_folder=str(here / "templates"),
                 static_url_path="/static")
     app.config["JSON_SORT_KEYS"] = False
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES  # a larger body: 413 before anything reads it
     app.json.sort_keys = False  # keep the contract's field order
     app.extensions["tablesight.webui"] = comp
     app.extensions["tablesight.feed"] = feed
@@ -253,6 +359,24 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     @app.errorhandler(InputError)
     def _bad_input(exc: InputError) -> Response:
         return json_error(400, str(exc))
+
+    @app.errorhandler(StorageError)
+    def _not_saved(exc: StorageError) -> Response:
+        log.warning("not saved: %s", exc)
+        return json_error(507, str(exc))
+
+    @app.errorhandler(Exception)
+    def _unexpected(exc: Exception) -> Response:
+        from werkzeug.exceptions import HTTPException
+
+        if isinstance(exc, HTTPException):
+            return exc  # type: ignore[return-value]
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return json_error(500, f"internal error ({exc.__class__.__name__}); see the server log")
+
+    @app.errorhandler(413)
+    def _too_large(exc: Any) -> Response:
+        return json_error(413, f"request body too large (at most {MAX_BODY_BYTES} bytes)")
 
     @app.errorhandler(404)
     def _not_found(exc: Any) -> Response:
@@ -319,13 +443,21 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     @app.get("/api/report")
     def api_report() -> Response:
         v = comp.view()
+        if v.report_state == "computing":
+            resp = json_error(503, v.report_error or "computing")
+            resp.headers["Retry-After"] = "1"
+            return resp
         if v.report_json is None:
             return json_error(503, v.report_error or "no report")
         return jsonify(v.report_json)
 
     @app.get("/api/health")
     def api_health() -> Response:
-        return jsonify(comp.health())
+        h = comp.health()
+        resp = jsonify(h)
+        if not h["healthy"]:
+            resp.status_code = 503  # a stopped worker: the page may still answer, but the table no longer updates
+        return resp
 
     @app.get("/api/view")
     def api_view() -> Response:
@@ -337,6 +469,7 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
             "scene": v.scene.to_json(),
             "report": v.report_json,
             "report_error": v.report_error,
+            "report_state": v.report_state,
             "has_frame": v.frame_jpeg is not None,
             "frame_geometry": frame_geometry(comp.feed, v.scene),
             "health": comp.health(),
@@ -348,7 +481,7 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     def api_disk(disk_id: str) -> Response:
         v = comp.view()
         if disk_id not in {d.id for d in v.scene.disks}:
-            return json_error(404, f"no disk {disk_id!r} on the table now")
+            return json_error(404, f"no disk {disk_id[:80]!r} on the table now")
         return jsonify(queries.disk_details(v.scene, v.report, disk_id))
 
     @app.get("/api/frame.jpg")

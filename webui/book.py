@@ -24,8 +24,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from tablesight.errors import InputError
+from tablesight.errors import InputError, StorageError
 from tablesight.formats import check_format, format_string
+from tablesight.limits import MAX_NAME, MAX_TEXT, check_json, check_text
 
 APPLICATION_ID = 0x54534742  # "TSGB" in the SQLite header: marks the file as a tablesight game book
 SCHEMA_VERSION = 1
@@ -43,15 +44,42 @@ class BookError(InputError):
     """A change the book refuses (the message says why) or a file that is not a usable game book."""
 
 
+class BookStorageError(StorageError):
+    """A valid change SQLite could not write (disk full, read-only file, locked too long): nothing was saved."""
+
+
+def _storage_error(path: Path, what: str, exc: Exception) -> BookStorageError:
+    return BookStorageError(f"game book '{path}': the {what} was not saved ({exc}); the game is as it was")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Validation helpers for event data (every event is validated the same way when written, read or imported).
 
 
-def _req_str(data: dict, key: str, kind: str) -> str:
+def _req_str(data: dict, key: str, kind: str, max_len: int = MAX_NAME) -> str:
     v = data.get(key)
     if not isinstance(v, str) or not v.strip():
-        raise BookError(f"{kind}.{key}: expected a non-empty string, got {v!r}")
-    return v.strip()
+        raise BookError(f"{kind}.{key}: expected a non-empty string, got {_short(v)}")
+    try:
+        return check_text(v, f"{kind}.{key}", max_len).strip()
+    except InputError as exc:
+        raise BookError(str(exc)) from None
+
+
+def _opt_text(data: dict, key: str, kind: str, max_len: int = MAX_TEXT) -> str:
+    """An optional one-line free text (a name, a reason): '' when absent."""
+    v = data.get(key, "")
+    if v is None:
+        return ""
+    try:
+        return check_text(v, f"{kind}.{key}", max_len, allow_empty=True)
+    except InputError as exc:
+        raise BookError(str(exc)) from None
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 80 else r[:77] + "..."
 
 
 def _req_int(data: dict, key: str, kind: str, lo: int | None = None, hi: int | None = None) -> int:
@@ -92,9 +120,9 @@ def _player_ids(state: dict) -> set[str]:
     return {p["id"] for p in state["players"]}
 
 
-def _check_player(state: dict, player: str, kind: str) -> None:
-    if player not in _player_ids(state):
-        raise BookError(f"{kind}: unknown player {player!r} (players: {sorted(_player_ids(state))})")
+def _check_player(state: dict, player: Any, kind: str) -> None:
+    if not isinstance(player, str) or player not in _player_ids(state):
+        raise BookError(f"{kind}: unknown player {_short(player)} (players: {sorted(_player_ids(state))})")
 
 
 def _objective(data: Any, kind: str) -> dict[str, Any]:
@@ -108,13 +136,15 @@ def _objective(data: Any, kind: str) -> dict[str, Any]:
     if k == "introductory":
         return {"kind": "introductory"}
     out = {"kind": "scenario", "name": _req_str(data, "name", f"{kind}.objective"),
-           "text": str(data.get("text", "")), "vp_per_enemy_casualty": None}
+           "text": _opt_text(data, "text", f"{kind}.objective"), "vp_per_enemy_casualty": None}
     if data.get("vp_per_enemy_casualty") is not None:
         out["vp_per_enemy_casualty"] = _req_int(data, "vp_per_enemy_casualty", f"{kind}.objective", 0, 100)
     return out
 
 
 def _register_disk(state: dict, disk: str, player: Any, unit: Any, kind: str) -> dict:
+    if player is not None and not isinstance(player, str):
+        raise BookError(f"{kind}.player: expected a player id or null, got {_short(player)}")
     if any(c["disk"] == disk for pile in state["piles"].values() for c in pile):
         raise BookError(f"{kind}: disk {disk!r} is in a casualty pile (restore it first)")
     rec = state["disks"].get(disk)
@@ -130,15 +160,29 @@ def _register_disk(state: dict, disk: str, player: Any, unit: Any, kind: str) ->
     if unit is not None:
         if not isinstance(unit, str) or not unit.strip():
             raise BookError(f"{kind}.unit: expected a non-empty string or null")
-        rec["unit"] = unit
+        rec["unit"] = _req_str({"unit": unit}, "unit", kind)
     return rec
 
 
 def apply_event(state: dict[str, Any], kind: str, data: Any) -> dict[str, Any]:
     """One step of the fold: validate `data` for `kind` against `state` and return the new state (BookError if the
-    change is not allowed). `state` is a plain JSON-like dict that this function may modify and return."""
-    if kind not in EVENT_KINDS:
-        raise BookError(f"unknown change {kind!r} (known: {', '.join(EVENT_KINDS)})")
+    change is not allowed). `state` is a plain JSON-like dict that this function may modify and return.
+
+    Whatever `data` holds, the only exception that leaves here is BookError: a shape the checks below did not
+    foresee is refused as malformed, never a crash that would leave the write half done."""
+    try:
+        return _apply_event(state, kind, data)
+    except BookError:
+        raise
+    except InputError as exc:
+        raise BookError(str(exc)) from None
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+        raise BookError(f"{kind}: malformed data ({exc.__class__.__name__}: {exc})"[:300]) from None
+
+
+def _apply_event(state: dict[str, Any], kind: str, data: Any) -> dict[str, Any]:
+    if not isinstance(kind, str) or kind not in EVENT_KINDS:
+        raise BookError(f"unknown change {_short(kind)} (known: {', '.join(EVENT_KINDS)})")
     if not isinstance(data, dict):
         raise BookError(f"{kind}: expected an object, got {type(data).__name__}")
     if kind == "new_game":
@@ -155,8 +199,9 @@ def apply_event(state: dict[str, Any], kind: str, data: Any) -> dict[str, Any]:
         state["phase"] = phase
     elif kind == "set_initiative":
         order = data.get("order")
-        if not isinstance(order, list) or sorted(order) != sorted(_player_ids(state)) or len(set(order)) != len(order):
-            raise BookError(f"{kind}.order: list every player exactly once, got {order!r}")
+        if (not isinstance(order, list) or not all(isinstance(p, str) for p in order)
+                or sorted(order) != sorted(_player_ids(state)) or len(set(order)) != len(order)):
+            raise BookError(f"{kind}.order: list every player exactly once, got {_short(order)}")
         rank = {p: i + 1 for i, p in enumerate(order)}
         state["players"] = sorted(({"id": p["id"], "initiative": rank[p["id"]]} for p in state["players"]),
                                   key=lambda p: p["initiative"])
@@ -189,7 +234,7 @@ def apply_event(state: dict[str, Any], kind: str, data: Any) -> dict[str, Any]:
         player = _req_str(data, "player", kind)
         _check_player(state, player, kind)
         points = _req_int(data, "points", kind, -100, 100)
-        state["awards"].append({"player": player, "points": points, "reason": str(data.get("reason", "")),
+        state["awards"].append({"player": player, "points": points, "reason": _opt_text(data, "reason", kind),
                                 "round": state["round"]})
     elif kind == "set_objective":
         state["objective"] = _objective(data, kind)
@@ -207,7 +252,7 @@ def _new_game(data: dict) -> dict[str, Any]:
     kind = "new_game"
     players = data.get("players")
     if not isinstance(players, list) or not 2 <= len(players) <= 4:
-        raise BookError(f"{kind}.players: expected 2 to 4 players, got {players!r}")
+        raise BookError(f"{kind}.players: expected 2 to 4 players, got {_short(players)}")
     out = []
     for i, p in enumerate(players):
         if isinstance(p, str):
@@ -222,7 +267,7 @@ def _new_game(data: dict) -> dict[str, Any]:
     if sorted(p["initiative"] for p in out) != list(range(1, len(out) + 1)):
         raise BookError(f"{kind}.players: initiatives must be 1..{len(out)}, each once")
     state = _empty_state()
-    state.update(started=True, name=str(data.get("name", "")), round=1, phase="activation",
+    state.update(started=True, name=_opt_text(data, "name", kind), round=1, phase="activation",
                  players=sorted(out, key=lambda p: p["initiative"]),
                  objective=_objective(data.get("objective"), kind))
     state["piles"] = {p["id"]: [] for p in out}
@@ -240,13 +285,18 @@ def _record_melee(state: dict, data: dict) -> None:
     casualties = melee.get("casualties")
     if not isinstance(scene, dict) or not isinstance(scene.get("disks"), list) or not isinstance(casualties, list):
         raise BookError(f"{kind}.melee: needs 'scene_after' with its disks and a 'casualties' list")
-    owners = {c.get("disk"): c for c in melee.get("casualty_details", []) if isinstance(c, dict)}
+    details = melee.get("casualty_details", [])
+    if not isinstance(details, list):
+        raise BookError(f"{kind}.melee.casualty_details: expected a list")
+    owners = {c["disk"]: c for c in details if isinstance(c, dict) and isinstance(c.get("disk"), str)}
     for i, d in enumerate(scene["disks"]):
         if not isinstance(d, dict) or not isinstance(d.get("id"), str):
             raise BookError(f"{kind}.melee.scene_after.disks[{i}]: expected a disk with an id")
         tokens = d.get("tokens")
         if not tokens or d.get("player") is None:
             continue
+        if not isinstance(tokens, dict):
+            raise BookError(f"{kind}.melee.scene_after.disks[{i}].tokens: expected an object")
         rec = _register_disk(state, d["id"], d["player"], d.get("unit"), kind)
         for t in ("damage", "wound"):
             if t in tokens:
@@ -435,7 +485,14 @@ class GameBook:
             raise BookError(f"game book '{self.path}' lacks its tables; it was left untouched")
 
     def close(self) -> None:
+        """Close the book, folding the WAL journal back into the file first (a clean stop leaves one file)."""
         with self._lock:
+            try:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # the WAL is replayed on the next open anyway
             self._conn.close()
 
     def __enter__(self) -> "GameBook":
@@ -502,33 +559,44 @@ class GameBook:
 
     # Writing ----------------------------------------------------------------------------------------------------
     def _append(self, kind: str, data: dict[str, Any]) -> dict[str, Any]:
-        data = json.loads(json.dumps(data))  # a plain JSON copy: what is validated is what is stored
+        try:
+            check_json(data, kind)
+        except InputError as exc:
+            raise BookError(str(exc)) from None
+        data = json.loads(json.dumps(data, allow_nan=False))  # a plain JSON copy: what is validated is stored
         with self._lock:
             try:
                 # The write lock is taken before reading, so a change is validated against the latest log even
                 # when another process writes the same book.
                 self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    effective, state = self._load()
-                    new_state = apply_event(json.loads(json.dumps(state)), kind, json.loads(json.dumps(data)))
-                except BookError:
-                    self._conn.execute("ROLLBACK")
-                    raise
+                effective, state = self._load()
+                new_state = apply_event(json.loads(json.dumps(state)), kind, json.loads(json.dumps(data)))
                 if kind == "new_game":
                     new_state["events"] = 1
                 elif kind != "import_game":  # an import's fold counts its own events
                     new_state["events"] = state["events"] + 1
                 at = _utc_now()
                 cur = self._conn.execute("INSERT INTO events (at, kind, data, undoes) VALUES (?, ?, ?, NULL)",
-                                         (at, kind, json.dumps(data, ensure_ascii=False, sort_keys=True)))
+                                         (at, kind, json.dumps(data, ensure_ascii=False, sort_keys=True,
+                                                               allow_nan=False)))
                 self._conn.execute("COMMIT")
                 # The fold advanced by one event: no need to replay the whole log on the next read.
                 self._cache = (cur.lastrowid, effective + [BookEvent(cur.lastrowid, at, kind, data)], new_state)
-            except sqlite3.Error as exc:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise BookError(f"game book '{self.path}': the change was not saved ({exc})") from None
+            except BaseException as exc:
+                # All or nothing: whatever went wrong, the transaction is rolled back so the next write works.
+                self._rollback()
+                if isinstance(exc, sqlite3.Error):
+                    raise _storage_error(self.path, "change", exc) from None
+                raise
             return self.state()
+
+    def _rollback(self) -> None:
+        self._cache = None  # re-read the log on the next access: it is the truth
+        try:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
     def new_game(self, players: list, objective: dict | None = None, name: str = "") -> dict[str, Any]:
         data: dict[str, Any] = {"players": players, "name": name}
@@ -587,16 +655,16 @@ class GameBook:
                 self._conn.execute("BEGIN IMMEDIATE")
                 effective, _ = self._load()
                 if len(effective) < steps:
-                    self._conn.execute("ROLLBACK")
                     raise BookError(f"undo: only {len(effective)} change(s) can be undone")
                 for seq in [e.seq for e in effective[-steps:]][::-1]:
                     self._conn.execute("INSERT INTO events (at, kind, data, undoes) VALUES (?, 'undo', '{}', ?)",
                                        (_utc_now(), seq))
                 self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise BookError(f"game book '{self.path}': the undo was not saved ({exc})") from None
+            except BaseException as exc:
+                self._rollback()
+                if isinstance(exc, sqlite3.Error):
+                    raise _storage_error(self.path, "undo", exc) from None
+                raise
             return self.state()
 
     # Export / import ---------------------------------------------------------------------------------------------
@@ -616,6 +684,8 @@ class GameBook:
         events = _import_events(doc)
         replayed = state_json(fold_events(events))
         if isinstance(doc, dict) and doc.get("state") is not None:
+            if not isinstance(doc["state"], dict):
+                raise BookError("game.state: expected an object (the state the export carried) or nothing")
             theirs = dict(doc["state"])
             for k in ("can_undo",):
                 theirs.pop(k, None)

@@ -19,12 +19,13 @@ from typing import Any, Callable
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from tablesight.errors import InputError
-from webui.http import json_error
+from tablesight.errors import InputError, StorageError
+from webui.http import json_body, json_error
+from tablesight.limits import parse_limit
 
 blueprint = Blueprint("tablesight_book", __name__)
 
-_CATALOG_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,40}$")
+_CATALOG_NAME = re.compile(r"[a-z0-9][a-z0-9_\-]{0,40}")  # fullmatch: no "$" that lets a final newline by
 
 
 @blueprint.errorhandler(InputError)
@@ -49,12 +50,8 @@ def _unavailable(exc: _Unavailable) -> Response:
 
 
 def _body() -> dict[str, Any]:
-    if not request.content_length and not request.get_data(cache=True):
-        return {}  # no body at all: the routes that need fields say which are missing
-    body = request.get_json(silent=True, force=True)
-    if not isinstance(body, dict):
-        raise InputError("expected a JSON object as the body (Content-Type: application/json)")
-    return body
+    # No body at all reads as {}: the routes that need fields say which are missing.
+    return json_body(empty_ok=True)
 
 
 def _only(body: dict[str, Any], allowed: set[str]) -> dict[str, Any]:
@@ -71,6 +68,8 @@ def _scene_and_report():
     comp = current_app.extensions.get("tablesight.webui")
     if comp is not None and hasattr(comp, "view"):
         v = comp.view()
+        if getattr(v, "report_state", "ready") == "computing":
+            raise _Unavailable("the rules report of the current table is still being computed; try again in a moment")
         if v.report is None:
             raise InputError(v.report_error or "the rules could not judge the current scene")
         return v.scene, v.report
@@ -138,22 +137,38 @@ def api_catalog() -> Response:
 
 @blueprint.post("/api/book/catalog")
 def api_add_catalog() -> Response:
-    """Add (or replace) a user catalog file: {"name": "house", "catalog": {tablesight.catalog/1}}."""
-    from rules.diskwars.catalog import parse_catalog
+    """Add (or replace) a user catalog file: {"name": "house", "catalog": {tablesight.catalog/1}}.
+
+    The whole set (shipped files, the user's files, this one in its place) must load together before anything is
+    written, so an upload can never leave the melee and catalog routes broken."""
+    from rules.diskwars.catalog import merge_catalogs
+    from rules.melee_commands import builtin_catalog_paths
+    from tablesight.formats import load_json_file
 
     body = _only(_body(), {"name", "catalog"})
     name = body.get("name")
-    if not isinstance(name, str) or not _CATALOG_NAME.match(name):
+    if not isinstance(name, str) or not _CATALOG_NAME.fullmatch(name):
         raise InputError("name: lower-case letters, digits, '-' or '_' (up to 41 characters)")
     d = _catalog_dir()
     if d is None:
         raise _Unavailable("this server keeps no data directory for catalogs")
-    base = _catalog()
-    parse_catalog(body.get("catalog"), what="catalog", base=base)  # validates; raises 400 on a bad file
+    target = d / f"{name}.json"
+    others = [p for p in (sorted(d.glob("*.json")) if d.is_dir() else []) if p.name != target.name]
+    docs = [(f"catalog '{p}'", load_json_file(p, what="catalog")) for p in builtin_catalog_paths() + others]
+    merge_catalogs(docs + [("catalog", body.get("catalog"))])  # validates; a bad file or set -> 400
+    data = (json.dumps(body["catalog"], ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / f".{name}.json.tmp"
-    tmp.write_text(json.dumps(body["catalog"], ensure_ascii=False, indent=2), encoding="utf-8")
-    os.replace(tmp, d / f"{name}.json")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StorageError(f"catalog '{name}' was not saved ({exc.strerror or exc}); the catalogs are as they "
+                           f"were") from None
     return jsonify({"saved": name, "units": len(body["catalog"].get("units", []))})
 
 
@@ -167,10 +182,8 @@ def api_book() -> Response:
 
 @blueprint.get("/api/book/events")
 def api_book_events() -> Response:
-    limit = request.args.get("limit", "200")
-    if not limit.isdigit() or not 1 <= int(limit) <= 10000:
-        raise InputError("limit: a whole number 1..10000")
-    return jsonify({"events": _book().events(limit=int(limit))})
+    limit = parse_limit(request.args.get("limit"), "limit", 1, 10000, 200)
+    return jsonify({"events": _book().events(limit=limit)})
 
 
 @blueprint.route("/api/book/export", methods=["GET", "POST"])

@@ -56,6 +56,15 @@ class CameraFeed:
     def state(self) -> Any:
         return self.live.state()
 
+    def workers(self) -> dict[str, bool]:
+        out = {}
+        live_workers = getattr(self.live, "workers", None)
+        if live_workers is not None:
+            out.update(live_workers())
+        if self._thread is not None:
+            out["calibration drift check"] = self._thread.is_alive()
+        return out
+
     def wait_for_change(self, after_version: int, timeout_s: float) -> Any:
         return self.live.wait_for_change(after_version, timeout_s)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tablesight.errors import InputError
-from webui.security import is_loopback, new_token
+from webui.security import bind_needs_token, check_token, new_token
 
 DEFAULT_DATA_DIR = "gamedata"
 CAMERA_PROBE_S = 3.0
@@ -136,17 +136,21 @@ def _check_port_free(host: str, port: int) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from werkzeug.serving import make_server
+    import signal
 
     from webui.app import create_app
+    from webui.server import create_server
 
     if not 0 < args.port < 65536:
         raise InputError(f"--port: expected 1-65535, got {args.port}")
     data_dir = Path(args.data_dir or DEFAULT_DATA_DIR)
     if data_dir.exists() and not data_dir.is_dir():
         raise InputError(f"--data-dir '{data_dir}': exists and is not a folder")
-    token = None if is_loopback(args.host) else (os.environ.get("TABLESIGHT_TOKEN") or new_token())
-    _check_port_free(args.host, args.port)  # before the feed starts; werkzeug would print its own and exit 1
+    token = None
+    if bind_needs_token(args.host):
+        given = os.environ.get("TABLESIGHT_TOKEN")
+        token = check_token(given) if given else new_token()
+    _check_port_free(args.host, args.port)  # before the feed starts, with one clear line
     feed, what = make_feed(args, data_dir)  # a bad source is refused before anything is written
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -157,24 +161,42 @@ def serve(args: argparse.Namespace) -> int:
         raise InputError(f"--data-dir '{data_dir}': cannot write there ({exc.strerror or exc})") from None
     app = create_app(feed, data_dir, token=token, start=False)
     try:
-        server = make_server(args.host, args.port, app, threaded=True)
-    except (OSError, SystemExit) as exc:
+        server = create_server(app, args.host, args.port)
+    except (OSError, ValueError) as exc:
         raise InputError(f"cannot listen on {args.host}:{args.port} ({exc}); try another --port") from None
     comp = app.extensions["tablesight.webui"]
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request in the players' terminal
+    book = app.extensions.get("tablesight.book")
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" lines are not for players
     feed.start()
     comp.start()
     _say(f"serving {what}; data in {data_dir.resolve()}")
-    for url in page_urls(args.host, server.server_port, token):
+    for url in page_urls(args.host, int(server.effective_port), token):
         print(f"  open {url}", flush=True)
     if token:
         _say("shared on the network: the address carries the access token; keep it among the players")
+
+    def _on_signal(signum: int, frame: Any) -> None:
+        comp.stop()  # ends the event streams, so the request threads are free to stop
+        raise KeyboardInterrupt
+
+    for name in ("SIGTERM", "SIGINT", "SIGBREAK"):
+        if hasattr(signal, name):
+            try:
+                signal.signal(getattr(signal, name), _on_signal)
+            except (ValueError, OSError):  # not the main thread (tests): Ctrl-C handling stays as it is
+                pass
     try:
-        server.serve_forever()
+        server.run()  # returns on SIGTERM / SIGINT (KeyboardInterrupt) after shutting its threads down
     except KeyboardInterrupt:
         pass
     finally:
         comp.stop()
         feed.stop()
-        server.server_close()
+        try:
+            server.close()
+        except Exception:
+            pass
+        if book is not None:
+            book.close()  # checkpoints the WAL: a clean stop leaves one database file
+        _say("stopped")
     return 0

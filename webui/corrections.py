@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tablesight.errors import InputError
+from tablesight.errors import InputError, StorageError
 from tablesight.formats import check_format, dump_json, format_string, load_json_file
 from tablesight.scene import TERRAIN_KEYWORDS, Player, Scene
 
@@ -67,7 +67,7 @@ TERRAIN_NAME_KEYWORDS: dict[str, tuple[str, ...]] = {
     "quicksand": ("rough", "dangerous"),
 }
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$")
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}\Z")
 _NAME_MAX = 40
 
 
@@ -135,20 +135,28 @@ class Corrections:
         return out
 
     def _save(self, doc: dict[str, Any]) -> None:
-        """Atomic write: a temporary file in the same directory, flushed to disk, then renamed over the old."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".corrections-", suffix=".tmp", dir=self.data_dir)
+        """Atomic write: a temporary file in the same directory, flushed to disk, then renamed over the old.
+        A failed write (a full disk: ENOSPC) leaves the old file and the state in memory as they were, and says so
+        (StorageError: the API answers 507)."""
+        data = (dump_json(doc) + "\n").encode("utf-8")
+        tmp = None
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(dump_json(doc) + "\n")
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".corrections-", suffix=".tmp", dir=self.data_dir)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        except BaseException as exc:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            if isinstance(exc, OSError):
+                raise StorageError(f"corrections were not saved ({exc.strerror or exc}); the last saved ones "
+                                   f"stand") from None
             raise
 
     def _commit(self, doc: dict[str, Any]) -> dict[str, Any]:

@@ -136,8 +136,19 @@ class SceneFileFeed:
         return True
 
     def _watch(self) -> None:
+        # Nothing a file holds may end this thread: a failure keeps the last good scene and says why.
         while not self._stop.wait(self.poll_s):
-            self.reload_if_changed()
+            try:
+                self.reload_if_changed()
+            except Exception as exc:
+                cur = self._box.state()
+                self._box.publish(replace(cur, health=self._health(
+                    f"keeping the last good scene: {self.path.name} could not be read "
+                    f"({exc.__class__.__name__}: {str(exc)[:200]})")))
+
+    def workers(self) -> dict[str, bool]:
+        """The file watcher, and whether it runs (once started)."""
+        return {} if self._thread is None else {"scene-file watcher": self._thread.is_alive()}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -295,6 +306,9 @@ class DemoFeed:
         if self._thread is not None:
             self._thread.join(timeout=10.0)
             self._thread = None
+
+    def workers(self) -> dict[str, bool]:
+        return {} if self._thread is None else {"demo table": self._thread.is_alive()}
 
     def _run(self) -> None:
         next_t = time.monotonic() + self.item_s  # the first stable moment is already on show

@@ -25,8 +25,8 @@ RANGES = ("short", "medium", "long", "siege")
 DAMAGE_KINDS = ("physical", "arcane")
 #: Keywords whose argument the melee resolution reads; others are kept as written.
 TIMING_ARGS = ("attack", "counter")
-_KEYWORD_RE = re.compile(r"^[a-z][a-z0-9_]*(?::[a-z0-9_+?]+)?$")
-_KEY_RE = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
+_KEYWORD_RE = re.compile(r"^[a-z][a-z0-9_]*(?::[a-z0-9_+?]+)?\Z")
+_KEY_RE = re.compile(r"^[a-z0-9][a-z0-9\-]*\Z")
 
 
 class CatalogError(InputError):
@@ -353,8 +353,16 @@ def parse_catalog(doc: Any, what: str = "catalog", base: Catalog | None = None) 
 
 
 def merge_catalogs(docs: Iterable[tuple[str, Any]]) -> Catalog:
-    """Parse (what, document) pairs in order and merge them: later files add units or replace same keys."""
+    """Parse (what, document) pairs and merge them in order: later files add units or replace same keys.
+
+    A regiment may name a unit of any catalog of the set, whatever the order of the files (units are gathered
+    from every file first): two files that use each other's units load the same in any order."""
+    docs = list(docs)
+    every_unit = Catalog()
+    for what, doc in docs:
+        units_only = {**doc, "regiments": []} if isinstance(doc, dict) else doc
+        every_unit = every_unit.merged(parse_catalog(units_only, what=what))
     out = Catalog()
     for what, doc in docs:
-        out = out.merged(parse_catalog(doc, what=what, base=out))
+        out = out.merged(parse_catalog(doc, what=what, base=every_unit))
     return out
