@@ -14,7 +14,6 @@ when torch sees one). The result is one small ONNX file read by OpenCV's dnn mod
 from __future__ import annotations
 
 import argparse
-import math
 import multiprocessing as mp
 import sys
 import time
