@@ -28,18 +28,22 @@ def load_catalogs(extra_paths: Iterable[str | Path] = (), include_builtin: bool 
     return merge_catalogs((f"catalog '{p}'", load_json_file(p, what="catalog")) for p in paths)
 
 
-def melee_json(scene, catalog=None, settings=None, report=None) -> dict:
+def melee_json(scene, catalog=None, settings=None, report=None, rules_settings=None) -> dict:
     """Scene -> rules report (unless given) -> melee resolution, as the `tablesight.melee/1` document, plus
     `deferred_pins`: enemy pins that exist only because a casualty was removed — fights of the next melee phase
-    (RB p.20)."""
+    (RB p.20) — and `rules_settings`, the readings the report was built with."""
     from rules.diskwars.melee import resolve_melee
     from rules.diskwars.report import build_report
+    from rules.diskwars.settings import DiskwarsSettings
 
-    report = report if report is not None else build_report(scene)
+    if rules_settings is None and report is not None and report.settings:
+        rules_settings = DiskwarsSettings(**report.settings)
+    report = report if report is not None else build_report(scene, rules_settings)
     result = resolve_melee(scene, report, catalog=catalog, settings=settings)
     doc = result.to_json()
+    doc["rules_settings"] = dict(report.settings)
     before = {(p.pinner, p.pinned) for p in report.pins if p.enemy}
-    after = build_report(result.scene_after)
+    after = build_report(result.scene_after, rules_settings)
     doc["deferred_pins"] = [{"pinner": p.pinner, "pinned": p.pinned} for p in after.pins
                             if p.enemy and (p.pinner, p.pinned) not in before]
     return doc
@@ -50,9 +54,15 @@ def melee(args: argparse.Namespace) -> int:
 
     from rules.diskwars.melee import MeleeSettings
 
+    from rules.diskwars.report import build_report
+    from rules.turn_commands import settings_from_args
+
     scene = load_scene(args.scene)
     catalog = load_catalogs(getattr(args, "catalog", []) or [])
-    settings = MeleeSettings(default_target=getattr(args, "default_target", "likely_wound"),
-                             retarget_removed_target=not getattr(args, "keep_declared_targets", False))
-    print(dump_json(melee_json(scene, catalog=catalog, settings=settings)))
+    rules_settings, melee_sets = settings_from_args(args, with_melee=True)
+    melee_sets.setdefault("default_target", getattr(args, "default_target", "likely_wound"))
+    melee_sets.setdefault("retarget_removed_target", not getattr(args, "keep_declared_targets", False))
+    settings = MeleeSettings(**melee_sets)
+    report = build_report(scene, rules_settings)
+    print(dump_json(melee_json(scene, catalog=catalog, settings=settings, report=report)))
     return 0

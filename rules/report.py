@@ -6,8 +6,8 @@ Typed results that every consumer (CLI, web UI, melee book) reads; `to_json` wri
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from tablesight.formats import REPORT, format_string
 
@@ -83,6 +83,12 @@ class Pair:
     los_line_mm: tuple[Point, Point] | None
     wholly_band: str = "siege"  # band that wholly contains b seen from a (FAQ "wholly within")
     wholly_band_ba: str = "siege"  # the same seen from b
+    # set only when line of sight is one way (setting elevated_sight="out_only"): the disk that sees the other
+    los_one_way: str | None = None
+
+    def sees(self, viewer: str) -> bool:
+        """Does `viewer` (a or b) see the other disk?"""
+        return self.los and (self.los_one_way is None or self.los_one_way == viewer)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +100,7 @@ class Pair:
             "los_line_mm": None if self.los_line_mm is None else [[_r(x), _r(y)] for x, y in self.los_line_mm],
             "wholly_band": self.wholly_band,
             "wholly_band_ba": self.wholly_band_ba,
+            **({"los_one_way": self.los_one_way} if self.los_one_way is not None else {}),
         }
 
 
@@ -132,10 +139,12 @@ class DeviationCandidate:
     order_margin_mm: float | None = None
     # how far inside short range of the target (None for engaged disks, which always count)
     range_margin_mm: float | None = None
+    centre_distance_mm: float | None = None  # centre to centre from the target
 
     def to_json(self) -> dict[str, Any]:
         return {"disk": self.disk, "engaged": self.engaged, "overlap_area_mm2": _r(self.overlap_area_mm2, 1),
                 "distance_mm": _r(self.distance_mm),
+                "centre_distance_mm": None if self.centre_distance_mm is None else _r(self.centre_distance_mm),
                 "order_margin_mm": None if self.order_margin_mm is None else _r(self.order_margin_mm),
                 "range_margin_mm": None if self.range_margin_mm is None else _r(self.range_margin_mm)}
 
@@ -207,6 +216,8 @@ class Report:
     setup_violations: tuple[SetupViolation, ...] = ()
     off_battlefield: tuple[OffBattlefield, ...] = ()
     tolerance_mm: float = 1.0
+    # every reading and tolerance the report was computed with (name -> value; docs/rules.md lists them)
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def engagement(self, engagement_id: str) -> Engagement:
         for e in self.engagements:
@@ -232,6 +243,7 @@ class Report:
         out["setup_violations"] = [v.to_json() for v in self.setup_violations]
         out["off_battlefield"] = [o.to_json() for o in self.off_battlefield]
         out["tolerance_mm"] = self.tolerance_mm
+        out["settings"] = dict(self.settings)
         return out
 
     def pair(self, a: str, b: str) -> Pair:

@@ -61,7 +61,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scene", metavar="SCENE.json")
     p.add_argument("--tolerance-mm", type=float, default=None,
                    help="measurement tolerance for borderline calls (default 1 mm)")
+    _add_set(p)
     p.set_defaults(func=_handler("rules.commands:report"))
+
+    p = sub.add_parser("shoot", help="what a ranged attack by one disk may do now (tablesight.ranged/1)")
+    p.add_argument("scene", metavar="SCENE.json")
+    p.add_argument("shooter", metavar="SHOOTER", help="the id of the disk that shoots")
+    _add_turn_options(p)
+    p.add_argument("--activated", metavar="DISK", action="append", default=[],
+                   help="a disk already activated though the scene shows no token (repeatable)")
+    p.set_defaults(func=_handler("rules.turn_commands:shoot"))
+
+    p = sub.add_parser("move", help="the consequences of one disk's move between two scenes (tablesight.move/1)")
+    p.add_argument("before", metavar="BEFORE.json")
+    p.add_argument("after", metavar="AFTER.json")
+    _add_turn_options(p)
+    p.add_argument("--move-bonus", type=int, default=0, metavar="N",
+                   help="Move a command card added to the disk (default 0)")
+    p.set_defaults(func=_handler("rules.turn_commands:move"))
+
+    p = sub.add_parser("deploy", help="deployment zones and deployment/reinforcement checks (tablesight.deployment/1)")
+    p.add_argument("scene", metavar="SCENE.json")
+    p.add_argument("--edge", metavar="PLAYER=EDGE", action="append", default=[],
+                   help="a player's battlefield edge (top, bottom, left, right), repeatable: zones run from it "
+                        "to medium range (the scene's deployment_zones win when given)")
+    p.add_argument("--reinforcement", metavar="DISK", action="append", default=[],
+                   help="a disk that entered as a reinforcement (repeatable)")
+    _add_turn_options(p, catalog=False)
+    p.set_defaults(func=_handler("rules.turn_commands:deploy"))
 
     p = sub.add_parser("melee", help="resolve the melee phase of a scene (tablesight.melee/1)")
     p.add_argument("scene", metavar="SCENE.json")
@@ -71,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="whom a disk strikes without a melee_target (default: the enemy closest to a wound)")
     p.add_argument("--keep-declared-targets", action="store_true",
                    help="a strike whose target fell earlier in the engagement is lost (default: strike another)")
+    _add_set(p)
     p.set_defaults(func=_handler("rules.melee_commands:melee"))
 
     p = sub.add_parser("markers", help="the marker layout (--json) or printable sheets (-o FILE.pdf)")
@@ -128,6 +156,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_handler("vision.synth.commands:synth"))
 
     return parser
+
+
+def _add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[],
+                   help="a rules reading or tolerance, e.g. deviation_nearest=centre (repeatable; docs/rules.md)")
+
+
+def _add_turn_options(p: argparse.ArgumentParser, catalog: bool = True) -> None:
+    if catalog:
+        p.add_argument("--catalog", metavar="FILE", action="append", default=[],
+                       help="extra unit catalog file(s) (repeatable)")
+    p.add_argument("--tolerance-mm", type=float, default=None,
+                   help="measurement tolerance for borderline calls (default 1 mm)")
+    _add_set(p)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,6 +16,9 @@ from tablesight.errors import FormatError, InputError
 SCENE = "tablesight.scene"
 REPORT = "tablesight.report"
 MELEE = "tablesight.melee"
+RANGED = "tablesight.ranged"
+MOVE = "tablesight.move"
+DEPLOYMENT = "tablesight.deployment"
 
 _FORMAT_RE = re.compile(r"^(?P<kind>[a-z][a-z0-9_.\-]*)/(?P<major>[0-9]{1,6})(?:\.(?P<minor>[0-9]{1,6}))?\Z")
 

@@ -30,51 +30,27 @@ from tablesight.scene import TERRAIN_KEYWORDS, Player, Scene
 CORRECTIONS = "tablesight.corrections"
 FILE_NAME = "corrections.json"
 
-#: Words in a terrain piece's name and the keywords they give it (RB p.22 lists the keywords; which ones a
-#: piece has is printed on its card — these are the usual readings, and a player can always give the keywords
-#: explicitly). All matching words add up: "wooded hill" -> cover, blocks_los, elevated.
-TERRAIN_NAME_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "forest": ("blocks_los", "cover"),
-    "wood": ("blocks_los", "cover"),
-    "woods": ("blocks_los", "cover"),
-    "wooded": ("blocks_los", "cover"),
-    "trees": ("blocks_los", "cover"),
-    "hill": ("elevated",),
-    "tower": ("blocks_los", "elevated", "fortified"),
-    "building": ("blocks_los", "cover"),
-    "house": ("blocks_los", "cover"),
-    "ruins": ("cover", "defensive"),
-    "wall": ("cover", "defensive"),
-    "fence": ("cover", "defensive"),
-    "hedge": ("cover", "defensive"),
-    "barricade": ("cover", "defensive"),
-    "rocks": ("blocks_los",),
-    "boulders": ("blocks_los",),
-    "crag": ("blocks_los", "elevated"),
-    "fort": ("blocks_los", "fortified", "defensive"),
-    "fortress": ("blocks_los", "fortified", "defensive"),
-    "keep": ("blocks_los", "fortified", "defensive"),
-    "river": ("rough",),
-    "stream": ("rough",),
-    "ford": ("rough",),
-    "marsh": ("rough",),
-    "swamp": ("rough",),
-    "bog": ("rough",),
-    "mud": ("rough",),
-    "brambles": ("rough", "dangerous"),
-    "lava": ("dangerous",),
-    "chasm": ("dangerous",),
-    "quicksand": ("rough", "dangerous"),
-}
+#: The rulebook's terrain pieces whose keywords its text states (rules.diskwars.terrain_presets), by their names in
+#: Spanish and English: a piece named so gets those keywords. Any other name gives none: the players pick them
+#: from the card (the piece is marked `keywords_needed` until they do).
+def _preset_table() -> dict[str, tuple[str, ...]]:
+    from rules.diskwars.terrain_presets import PRESETS, _norm
+
+    return {_norm(n): p.keywords for p in PRESETS if p.keywords is not None for n in (p.name_es, p.name_en)}
+
+
+TERRAIN_NAME_KEYWORDS: dict[str, tuple[str, ...]] = _preset_table()
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}\Z")
 _NAME_MAX = 40
 
 
 def keywords_for_name(name: str) -> tuple[str, ...]:
-    """Terrain keywords implied by the words of a name, in TERRAIN_KEYWORDS order (unknown words add none)."""
-    words = re.findall(r"[a-z]+", name.lower())
-    found = {kw for w in words for kw in TERRAIN_NAME_KEYWORDS.get(w, ())}
+    """The keywords the rulebook states for the piece a name names (RB p.3, 13), in TERRAIN_KEYWORDS order; ()
+    for any other name — never a guess from a word."""
+    from rules.diskwars.terrain_presets import keywords_for_name as preset_keywords
+
+    found = set(preset_keywords(name) or ())
     return tuple(k for k in TERRAIN_KEYWORDS if k in found)
 
 
@@ -359,5 +335,8 @@ class Corrections:
                 extra = dict(t.extra)
                 extra["corrected"] = ["keywords", "name"]
                 t = replace(t, name=c["name"], keywords=kws, extra=extra)
+            if not t.keywords and "keywords_needed" not in t.extra:
+                # every rulebook piece has keywords (RB p.13): the players pick them from its card
+                t = replace(t, extra={**t.extra, "keywords_needed": True})
             terrain.append(t)
         return replace(raw, players=tuple(players), disks=tuple(disks), terrain=tuple(terrain))

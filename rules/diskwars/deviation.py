@@ -3,9 +3,14 @@
 The die is rerolled against the disk NEAREST to the target within short range of it (the shooter may be it).
 Disks engaged with the target are always the nearest; among several, the one with the larger overlapped area.
 Several deviation results go to different disks in order of nearness. The report lists every target's
-candidates in that order, and flags neighbours in the order that a measurement error could swap. Disks that
-overlap the target without being engaged with it (the target's own side) are at distance 0; among them the
-larger overlapped area comes first, as for engaged disks (RB p.19 gives that order only for engaged disks).
+candidates in that order, and flags neighbours in the order that a measurement error could swap.
+
+How the other disks' nearness is measured is the setting `deviation_nearest` (RB p.11: range is measured edge
+to edge, the default; or centre to centre). Edge to edge, disks that overlap the target without being engaged
+with it (the target's own side) are at distance 0; among them the larger overlapped area comes first, as for
+engaged disks (RB p.19 gives that order only for engaged disks). Centre to centre they are ordered by that
+distance like every other disk. Which disks are candidates at all (within short range of the target) is a range
+question, always edge to edge.
 """
 
 from __future__ import annotations
@@ -40,11 +45,14 @@ def _candidates(board: Board, t: int, engaged: set[str]) -> tuple[DeviationCandi
     idx = np.flatnonzero(pick)
     area = board.lens_areas[t, idx]
     gap = board.gap[t, idx]
+    cd = board.centre_dist[t, idx]
     eng = is_engaged[idx]
+    near = cd if board.settings.deviation_nearest == "centre" else gap
     # engaged first, by larger overlapped area; then the rest by distance, larger overlap, id (idx is id order)
-    order = np.lexsort((idx, np.where(eng, 0.0, -area), np.where(eng, -area, gap), ~eng))
-    plain = [DeviationCandidate(board.ids[k], bool(e), a, g, None, None if e else short - g) for k, e, a, g in
-             zip(idx[order].tolist(), eng[order].tolist(), area[order].tolist(), gap[order].tolist())]
+    order = np.lexsort((idx, np.where(eng, 0.0, -area), np.where(eng, -area, near), ~eng))
+    plain = [DeviationCandidate(board.ids[k], bool(e), a, g, None, None if e else short - g, c) for k, e, a, g, c in
+             zip(idx[order].tolist(), eng[order].tolist(), area[order].tolist(), gap[order].tolist(),
+                 cd[order].tolist())]
     out = []
     for k, c in enumerate(plain):
         m = _tie_margin(board, t, c, plain[k + 1]) if k + 1 < len(plain) else None
@@ -56,6 +64,8 @@ def _tie_margin(board: Board, t: int, a: DeviationCandidate, b: DeviationCandida
     """How much measurement error separates two neighbours in the nearness order (None: the rules decide)."""
     if a.engaged != b.engaged:
         return None  # engaged disks always come first
+    if not a.engaged and board.settings.deviation_nearest == "centre":
+        return abs(a.centre_distance_mm - b.centre_distance_mm)
     if a.distance_mm > 0 or b.distance_mm > 0:
         return abs(a.distance_mm - b.distance_mm)
     # both overlap the target: ordered by overlapped area; a centre shift of e changes an area by ~chord * e

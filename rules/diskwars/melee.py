@@ -51,19 +51,29 @@ DEFAULT_TARGET_CHOICES = ("likely_wound", "first_by_id")
 
 @dataclass(frozen=True)
 class MeleeSettings:
-    """Choices the rules leave to the players or to reading.
+    """Choices the rules leave to the players or to reading (each listed in READINGS, rules.diskwars.settings).
 
     default_target: who a disk damages when its `melee_target` is absent or not a valid target. The rules leave it
-        to the players, attackers choosing first (RB p.9, p.15). "likely_wound" (default): the valid target closest
-        to a wound — smallest (toughness + power − damage already taken − this strike's damage), unknown toughness
-        last, ties by disk id. "first_by_id": the valid target with the smallest id.
+        to the players, attackers choosing first (RB p.9, p.15; the p.18-19 contest example's outcome depends on
+        the Orc player's choice of the Great Mage). "likely_wound" (default): the valid target closest to a wound
+        — smallest (toughness + power − damage already taken − this strike's damage), unknown toughness last, ties
+        by disk id. "first_by_id": the valid target with the smallest id. The page lets the players choose.
     retarget_removed_target: when the chosen target was removed by an earlier timing (Swift) of the same
         engagement, strike another valid target (RB p.20: a disk must deal its melee damage whenever it can). With
         False the strike is lost (targets read as declared before any damage).
+    resistant_halves: RB p.21, "Resistente a X: sólo sufre la mitad del daño infligido por X, redondeando hacia
+        arriba". "each_strike" (default): every strike is halved, rounded up, on its own. "total": the strikes that
+        land on the disk at one timing are added up and the total halved, rounded up (3 + 3 -> 3, not 2 + 2).
+    wound_step: RB p.10 (damage >= toughness: one wound), p.20 ("no se coloca más de 1 ficha de Herida" however
+        much damage it takes). "timing" (default): the strikes of one timing land together and give at most one
+        wound. "strike": each strike is its own damage, so a disk with Vigor hit by two strikes at one timing can
+        take a wound from each.
     """
 
     default_target: str = "likely_wound"
     retarget_removed_target: bool = True
+    resistant_halves: str = "each_strike"
+    wound_step: str = "timing"
 
     def __post_init__(self) -> None:
         if self.default_target not in DEFAULT_TARGET_CHOICES:
@@ -71,9 +81,17 @@ class MeleeSettings:
                              f"got {self.default_target!r}")
         if not isinstance(self.retarget_removed_target, bool):
             raise InputError("melee settings: retarget_removed_target must be true or false")
+        from rules.diskwars.settings import READING
+
+        for name in ("resistant_halves", "wound_step"):
+            try:
+                READING[name].check(getattr(self, name))
+            except InputError as exc:
+                raise InputError(f"melee {exc}") from None
 
     def to_json(self) -> dict[str, Any]:
-        return {"default_target": self.default_target, "retarget_removed_target": self.retarget_removed_target}
+        return {"default_target": self.default_target, "retarget_removed_target": self.retarget_removed_target,
+                "resistant_halves": self.resistant_halves, "wound_step": self.wound_step}
 
 
 @dataclass(frozen=True)
@@ -216,6 +234,24 @@ def fighter_for(disk: Disk, scene: Scene, catalog: Catalog | None, defensive: tu
                    keywords=frozenset(keywords), powered=powered, defensive_terrain=defensive)
 
 
+def _halve_totals(strikes: list[Strike], fighters: dict[str, Fighter]) -> list[Strike]:
+    """Setting resistant_halves="total": the strikes landing on a Resistant disk at one timing are added up and
+    halved once, rounded up; each strike shows its share (the last one takes the rounding)."""
+    by_target: dict[str, list[int]] = {}
+    for k, s in enumerate(strikes):
+        if s.strength is not None and fighters[s.target].resistant_to_melee():
+            by_target.setdefault(s.target, []).append(k)
+    out = list(strikes)
+    for t, ks in by_target.items():
+        total = math.ceil(sum(strikes[k].strength for k in ks) / 2)
+        given = 0
+        for n, k in enumerate(ks):
+            share = total - given if n == len(ks) - 1 else strikes[k].strength // 2
+            given += share
+            out[k] = replace(strikes[k], damage=share)
+    return out
+
+
 def _enemies(a: Disk, b: Disk) -> bool:
     return a.player is not None and b.player is not None and a.player != b.player
 
@@ -343,21 +379,16 @@ def resolve_melee(scene: Scene, report: Report, catalog: Catalog | None = None,
                         dealt = math.ceil(strength / 2) if fighters[t].resistant_to_melee() else strength
                     strikes.append(Strike(disk=d, target=t, timing=timing, damage=dealt, role=role,
                                           strength=strength, chosen_by=how, options=tuple(targets)))
-            # Strikes of one timing land together; then every disk hit is checked once for a wound.
-            hit: list[str] = []
-            for s in strikes:
-                if s.damage:
-                    damage[s.target] += s.damage
-                    touched.add(s.target)
-                    if s.target not in hit:
-                        hit.append(s.target)
-            for t in sorted(hit):
+            if settings.resistant_halves == "total":
+                strikes = _halve_totals(strikes, fighters)
+
+            def check_wound(t: str) -> None:
                 f = fighters[t]
                 if f.toughness is None:
                     note_missing(t, "toughness", f"unknown toughness: {damage[t]} damage kept, no wound decided")
-                    continue
+                    return
                 if damage[t] < f.toughness:
-                    continue
+                    return
                 vigor = f.vigor
                 if vigor is None:
                     vigor = 0
@@ -373,6 +404,26 @@ def resolve_melee(scene: Scene, report: Report, catalog: Catalog | None = None,
                     alive.discard(t)
                     step_casualties.append(t)
                     casualties.append(Casualty(disk=t, player=disks[t].player, unit=disks[t].unit, engagement=eid))
+
+            if settings.wound_step == "strike":
+                # Each strike is its own damage: checked for a wound as it lands (the strikers of this timing were
+                # fixed before any of them landed, so a disk removed now still strikes at this timing).
+                for s in strikes:
+                    if s.damage and s.target in alive:
+                        damage[s.target] += s.damage
+                        touched.add(s.target)
+                        check_wound(s.target)
+            else:
+                # Strikes of one timing land together; then every disk hit is checked once for a wound.
+                hit: list[str] = []
+                for s in strikes:
+                    if s.damage:
+                        damage[s.target] += s.damage
+                        touched.add(s.target)
+                        if s.target not in hit:
+                            hit.append(s.target)
+                for t in sorted(hit):
+                    check_wound(t)
             strikes_all.extend(strikes)
         steps.append(MeleeStep(engagement=eid, strikes=tuple(strikes_all), wounded=tuple(step_wounded),
                                casualties=tuple(step_casualties), notes=tuple(notes)))

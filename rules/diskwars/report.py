@@ -41,6 +41,7 @@ def build_report(scene: Scene, settings: DiskwarsSettings | None = None) -> Repo
         setup_violations=terr.setup_violations,
         off_battlefield=terr.off_battlefield,
         tolerance_mm=board.settings.tolerance_mm,
+        settings=board.settings.to_json(),
     )
 
 
@@ -48,7 +49,7 @@ def _pairs(board: Board) -> tuple[tuple[Pair, ...], tuple[Borderline, ...]]:
     """One entry per unordered pair (a < b by id): distance, bands, line of sight with its witness."""
     bands = board.scene.range_bands
     tol = board.settings.tolerance_mm
-    visible, witness, los_margin = Sight(board).all_pairs()
+    visible, witness, los_margin, one_way = Sight(board).all_pairs()
     iu, ju = np.triu_indices(board.n, 1)
     r = board.radii
     gap = board.gap[iu, ju]
@@ -65,9 +66,10 @@ def _pairs(board: Board) -> tuple[tuple[Pair, ...], tuple[Borderline, ...]]:
                                np.abs(reach_ba[:, None] - limits[None]).min(axis=1))
     ids = board.ids
     rows = zip(iu.tolist(), ju.tolist(), gap.tolist(), band.tolist(), visible.tolist(), witness.tolist(),
-               far_ab.tolist(), far_ba.tolist())
+               far_ab.tolist(), far_ba.tolist(), one_way.tolist())
     out = [Pair(ids[i], ids[j], g, bd, vis, (tuple(w[0]), tuple(w[1])) if vis else None, wholly_band=fa,
-                wholly_band_ba=fb) for i, j, g, bd, vis, w, fa, fb in rows]
+                wholly_band_ba=fb, los_one_way=None if ow < 0 else ids[ow])
+           for i, j, g, bd, vis, w, fa, fb, ow in rows]
     border: list[Borderline] = []
     for k in np.flatnonzero(band_margin <= tol):
         border.append(Borderline("band", ids[iu[k]], ids[ju[k]], float(band_margin[k]),
@@ -76,6 +78,8 @@ def _pairs(board: Board) -> tuple[tuple[Pair, ...], tuple[Borderline, ...]]:
         border.append(Borderline("wholly_band", ids[iu[k]], ids[ju[k]], float(wholly_margin[k]),
                                  "wholly within: the far side is at a band limit"))
     for k in np.flatnonzero(~np.isnan(los_margin)):
-        border.append(Borderline("los", ids[iu[k]], ids[ju[k]], float(los_margin[k]),
-                                 "clear only by grazing terrain" if visible[k] else "blocked only just"))
+        note = "clear only by grazing terrain" if visible[k] else "blocked only just"
+        if one_way[k] >= 0:
+            note = f"only {ids[one_way[k]]} sees past terrain; the other way is blocked only just"
+        border.append(Borderline("los", ids[iu[k]], ids[ju[k]], float(los_margin[k]), note))
     return tuple(out), tuple(border)

@@ -2,8 +2,10 @@
 
 Two disks see each other if some straight line from any point of one to any point of the other crosses no
 Blocks-LOS piece. Disks never block. A piece does not block a line traced from or to a disk that overlaps it,
-and a disk overlapping Elevated terrain traces line of sight through any blocking piece. Grazing a corner or
-running along an edge is not crossing.
+and a disk overlapping Elevated terrain traces line of sight through any blocking piece — seeing out and being
+seen (setting `elevated_sight` "both_ways", default), or seeing out only ("out_only": the pair's line of sight is
+then one way when nothing else lets the lower disk see). Grazing a corner or running along an edge is not
+crossing.
 
 Borderline: a call is listed when an error of at most the tolerance in where the disks are could flip it.
 Every disk moved by up to e lies inside the disk grown by e and contains the disk shrunk by e, so a clear call
@@ -65,20 +67,28 @@ class Sight:
         rb = np.maximum(self.radii[j] - delta, 1e-9)
         return geometry.los_many(b.centres[i], ra, b.centres[j], rb, obs, active[:, owner])
 
+    def _elevated_frees(self, i: int, j: int) -> bool:
+        """Does Elevated terrain let disk i see disk j past every blocking piece?"""
+        if self.board.settings.elevated_sight == "out_only":
+            return bool(self.on_elevated[i])
+        return bool(self.on_elevated[i] or self.on_elevated[j])
+
     def los(self, i: int, j: int, delta: float = 0.0) -> LosResult:
-        """LOS between disks i and j, with both disks shrunk by `delta` (grown if negative)."""
+        """Does disk i see disk j (both shrunk by `delta`, grown if negative)? Symmetric unless the setting
+        `elevated_sight` is "out_only"."""
         b = self.board
         if i == j:
             c = (float(b.centres[i, 0]), float(b.centres[i, 1]))
             return LosResult(True, (c, c))
-        if self.on_elevated[i] or self.on_elevated[j] or not self.blocking:
+        if self._elevated_frees(i, j) or not self.blocking:
             return _centre_witness(b.centres[i], self.radii[i], b.centres[j], self.radii[j])
         vis, wit = self._batch(np.array([i]), np.array([j]), delta)
         return _result(vis[0], wit[0])
 
-    def all_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For every pair i < j in np.triu_indices order: (visible, witness (M, 2, 2), margin) — the margin is
-        NaN unless an error of the tolerance could flip the call."""
+    def all_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For every pair i < j in np.triu_indices order: (visible, witness (M, 2, 2), margin, one_way) — the
+        margin is NaN unless an error of the tolerance could flip the call; one_way is the index of the only disk
+        that sees the other (setting elevated_sight="out_only"), -1 when line of sight is mutual or absent."""
         b = self.board
         tol = b.settings.tolerance_mm
         iu, ju = np.triu_indices(b.n, 1)
@@ -94,12 +104,15 @@ class Sight:
         p = np.where(touching[:, None], b.centres[iu], b.centres[iu] + r[iu, None] * u)
         q = np.where(touching[:, None], b.centres[ju], b.centres[ju] - r[ju, None] * u)
         witness = np.stack([p, q], axis=1)
-        free = self.on_elevated[iu] | self.on_elevated[ju] | touching
+        one_way = np.full(m, -1, int)
+        out_only = b.settings.elevated_sight == "out_only"
+        ei, ej = self.on_elevated[iu], self.on_elevated[ju]
+        free = ((ei & ej) if out_only else (ei | ej)) | touching
         if not self.blocking:
             free[:] = True
         ks = np.flatnonzero(~free)
         if len(ks) == 0:
-            return visible, witness, margin
+            return visible, witness, margin, one_way
         i, j = iu[ks], ju[ks]
         vis, wit = self._batch(i, j, 0.0)
         flips = np.zeros(len(ks), bool)
@@ -127,7 +140,13 @@ class Sight:
             margin[ks[fl]] = self._margins(i[fl], j[fl], vis[fl], tol)
         visible[ks] = vis
         witness[ks] = wit
-        return visible, witness, margin
+        if out_only:
+            # exactly one of the two on Elevated terrain and blocked otherwise: that one sees the other
+            lone = ks[~vis & (ei[ks] | ej[ks])]
+            one_way[lone] = np.where(ei[lone], iu[lone], ju[lone])
+            visible[lone] = True
+            witness[lone] = np.stack([p[lone], q[lone]], axis=1)
+        return visible, witness, margin, one_way
 
     def _margins(self, i: np.ndarray, j: np.ndarray, visible: np.ndarray, tol: float) -> np.ndarray:
         """Smallest error (<= tol, known to flip the call) that flips each pair's LOS call: each round tries
@@ -187,7 +206,8 @@ def _clearance(p: np.ndarray, q: np.ndarray, obs: geometry.Obstacles, active: np
 
 
 def line_of_sight(scene: Scene, a_id: str, b_id: str, settings: DiskwarsSettings | None = None) -> LosResult:
-    """Can disk a see disk b? With one clear segment from a point of a to a point of b as the witness."""
+    """Can disk a see disk b? With one clear segment from a point of a to a point of b as the witness (the
+    segment is the centre line when Elevated terrain lets a see past blocking pieces)."""
     board = Board(scene, settings)
     for d in (a_id, b_id):
         if d not in board.index:

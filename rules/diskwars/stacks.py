@@ -60,43 +60,94 @@ def overlaps_and_pins(board: Board) -> tuple[tuple[Overlap, ...], tuple[Pin, ...
             continue
         up, lo = order
         overlaps.append(Overlap(ids[up], ids[lo], float(board.depth[up, lo]), area))
-        pinned, partial = _pins_through(board, up, lo)
+        pinned, partial, sliver = _pins_through(board, up, lo)
         if pinned:
             pins.append(Pin(ids[up], ids[lo], partial=partial, enemy=board.enemies(up, lo)))
+        if sliver is not None:
+            borderline.append(sliver)
     overlaps.sort(key=lambda o: (o.upper, o.lower))
     pins.sort(key=lambda p: (p.pinner, p.pinned))
     return tuple(overlaps), tuple(pins), tuple(borderline)
 
 
-def _pins_through(board: Board, up: int, lo: int) -> tuple[bool, bool]:
-    """(pins, partial) for the upper disk `up` over `lo`: RB p.4 sandwiches, FAQ Pinning, project reading for
-    partial sandwiches (the lens of up over lo, less the disks between them, keeps some area)."""
+def _pins_through(board: Board, up: int, lo: int) -> tuple[bool, bool, Borderline | None]:
+    """(pins, partial, sliver) for the upper disk `up` over `lo`: RB p.4 sandwiches, FAQ Pinning, project reading
+    for partial sandwiches (the lens of up over lo, less the disks between them, keeps some area). `sliver` is a
+    `sandwich` borderline call when a measurement error of the tolerance could make or break the pin through
+    that uncovered area."""
     areas = sandwich_areas(board, up, lo)
     if areas is None:
-        return True, False
+        return True, False, None
     lens, left = areas
     tol = board.settings.sandwich_area_tolerance_mm2
-    if left <= tol:
-        return False, False
-    return True, (lens - left) > tol
+    pinned = left > tol
+    margin = sandwich_margin(board, up, lo, pinned)
+    sliver = None
+    if margin is not None:
+        ids = board.ids
+        what = "pins" if pinned else "does not pin"
+        sliver = Borderline("sandwich", ids[up], ids[lo], margin,
+                            f"{ids[up]} {what} {ids[lo]}: {left:.1f} mm² of their overlap left uncovered by the "
+                            f"disks between (threshold {tol:g} mm²)")
+    if not pinned:
+        return False, False, sliver
+    return True, (lens - left) > tol, sliver
 
 
-def sandwich_areas(board: Board, up: int, lo: int) -> tuple[float, float] | None:
-    """For an upper disk over a lower one with disks between them in the stack (overlapping both): the area
-    of the lens up ∩ lo and the part of it those disks leave uncovered. None when no disk is between."""
+def _between(board: Board, up: int, lo: int) -> list[int]:
     zu, zl = board.z[up], board.z[lo]
-    between = [k for k in np.flatnonzero(board.overlap[up] & board.overlap[lo]) if zl < board.z[k] < zu]
+    return [int(k) for k in np.flatnonzero(board.overlap[up] & board.overlap[lo]) if zl < board.z[k] < zu]
+
+
+def _disk_shape(board: Board, k: int, grow: float = 0.0):
+    from shapely.geometry import Point
+
+    return Point(board.centres[k]).buffer(max(board.radii[k] + grow, 1e-6), quad_segs=_CIRCLE_SEGMENTS)
+
+
+def sandwich_areas(board: Board, up: int, lo: int, grow: float = 0.0) -> tuple[float, float] | None:
+    """For an upper disk over a lower one with disks between them in the stack (overlapping both): the area
+    of the lens up ∩ lo and the part of it those disks leave uncovered. None when no disk is between.
+
+    grow > 0 bounds what any error of that size could leave uncovered (up and lo grown by it, the disks
+    between shrunk); grow < 0 bounds the least (up and lo shrunk, the disks between grown): every disk moved
+    by up to e lies inside itself grown by e and contains itself shrunk by e."""
+    between = _between(board, up, lo)
     if not between:
         return None
-    from shapely.geometry import Point
     from shapely.ops import unary_union
 
-    def disk(k: int):
-        return Point(board.centres[k]).buffer(board.radii[k], quad_segs=_CIRCLE_SEGMENTS)
-
-    lens = disk(up).intersection(disk(lo))
-    cover = unary_union([disk(k) for k in between])
+    lens = _disk_shape(board, up, grow).intersection(_disk_shape(board, lo, grow))
+    cover = unary_union([_disk_shape(board, k, -grow) for k in between])
     return float(lens.area), float(lens.difference(cover).area)
+
+
+def sandwich_margin(board: Board, up: int, lo: int, pinned: bool) -> float | None:
+    """The smallest measurement error (to 1/64 of the tolerance) that could flip a sandwich pin decided by its
+    uncovered area, or None when an error of the tolerance cannot (the disks' positions taken as uncertain by the
+    tolerance each; a bound, so the margin errs on the side of warning)."""
+    s = board.settings
+    if s.tolerance_mm <= 0:
+        return None
+    thr = s.sandwich_area_tolerance_mm2
+
+    def flips(e: float) -> bool:
+        areas = sandwich_areas(board, up, lo, e if not pinned else -e)
+        if areas is None:
+            return False
+        left = areas[1]
+        return left <= thr if pinned else left > thr
+
+    if not flips(s.tolerance_mm):
+        return None
+    lo_e, hi_e = 0.0, s.tolerance_mm
+    for _ in range(6):
+        mid = 0.5 * (lo_e + hi_e)
+        if flips(mid):
+            hi_e = mid
+        else:
+            lo_e = mid
+    return hi_e
 
 
 def harried_disks(board: Board, pins: tuple[Pin, ...]) -> tuple[str, ...]:
@@ -145,10 +196,14 @@ def engagements_of(pins: tuple[Pin, ...]) -> tuple[tuple[Engagement, ...], tuple
     return engagements, tuple(borderline)
 
 
-def contests_and_order(engagements: tuple[Engagement, ...], harried: tuple[str, ...], first_player: str | None
-                       ) -> tuple[tuple[Contest, ...], MeleeOrder, tuple[Borderline, ...]]:
+def contests_and_order(engagements: tuple[Engagement, ...], harried: tuple[str, ...], first_player: str | None,
+                       mode: str = "pairwise") -> tuple[tuple[Contest, ...], MeleeOrder, tuple[Borderline, ...]]:
     """Contests (engagements sharing a harried disk) and the top-down order inside them (RB p.10, 18-19):
-    the engagement where a harried disk is the DEFENDER comes before the one where it is the ATTACKER."""
+    the engagement where a harried disk is the DEFENDER comes before the one where it is the ATTACKER.
+
+    mode (setting `contest_order`): "pairwise" links each harried disk's two engagements; "all_defending_first"
+    reads RB p.18 across the contest: every engagement with a harried defender before every engagement with a
+    harried attacker."""
     pos = {e.id: k for k, e in enumerate(engagements)}
     as_def: dict[str, list[str]] = {}
     as_att: dict[str, list[str]] = {}
@@ -181,6 +236,16 @@ def contests_and_order(engagements: tuple[Engagement, ...], harried: tuple[str, 
     members: dict[str, list[str]] = {}
     for e in engagements:
         members.setdefault(find(e.id), []).append(e.id)
+    if mode == "all_defending_first":
+        for group in members.values():
+            gset = set(group)
+            hs = {h for h in harried if any(x in gset for x in as_def.get(h, []) + as_att.get(h, []))}
+            defending = {(x, h) for h in hs for x in as_def.get(h, []) if x in gset}
+            attacking = {(y, h) for h in hs for y in as_att.get(h, []) if y in gset}
+            for x, h1 in defending:
+                for y, h2 in attacking:
+                    if x != y:
+                        constraints.setdefault((x, y), set()).update({h1, h2})
     # contradictions: constraints on a cycle (strongly connected components of the constraint graph)
     cyclic = _cyclic_nodes([e.id for e in engagements], list(constraints))
     contests: list[Contest] = []
@@ -284,5 +349,5 @@ def stacks(board: Board) -> Stacks:
     overlaps, pins, b1 = overlaps_and_pins(board)
     harried = harried_disks(board, pins)
     engagements, b2 = engagements_of(pins)
-    contests, order, b3 = contests_and_order(engagements, harried, first_player(board))
+    contests, order, b3 = contests_and_order(engagements, harried, first_player(board), board.settings.contest_order)
     return Stacks(overlaps, pins, harried, engagements, contests, order, b1 + b2 + b3)

@@ -120,4 +120,5 @@ def test_melee_command_settings_flags(capsys):
     assert main(["melee", str(DATA / "rb_p9_orc_boyz.scene.json"), "--default-target", "first_by_id",
                  "--keep-declared-targets"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["settings"] == {"default_target": "first_by_id", "retarget_removed_target": False}
+    assert doc["settings"] == {"default_target": "first_by_id", "retarget_removed_target": False,
+                               "resistant_halves": "each_strike", "wound_step": "timing"}

@@ -238,10 +238,10 @@ def test_a_correction_sticks_after_a_reload(browser, server, tmp_path):
 def test_naming_terrain_gives_it_keywords(browser, server):
     page = open_page(browser, server.url)
     page.locator('polygon[data-terrain="t2"]').click(position={"x": 8, "y": 8}, force=True)
-    page.fill("#terrain-name", "river")
+    page.fill("#terrain-name", "barranco")  # RB p.13: Rough, Dangerous
     assert "rough" in page.locator("#terrain-preview").inner_text()
     page.click("#terrain-save")
-    page.wait_for_function("document.querySelector('#table').textContent.includes('river')")
+    page.wait_for_function("document.querySelector('#table').textContent.includes('barranco')")
     assert "rough" in page.locator("#table").text_content()
     page.close()
 

@@ -59,23 +59,36 @@ def test_not_a_disk_hides_it_and_restore_brings_it_back(client):
 
 
 def test_terrain_name_gives_keywords(client):
-    r = client.post("/api/corrections/terrain", {"terrain": "t2", "name": "Wooded  hill"})
+    """A rulebook piece's name gives the keywords its card states (RB p.13: Rocas = Cover, Fortified)."""
+    r = client.post("/api/corrections/terrain", {"terrain": "t2", "name": "Rocas"})
     assert r.status_code == 200
     t2 = next(t for t in client.get("/api/scene").get_json()["terrain"] if t["id"] == "t2")
-    assert t2["name"] == "Wooded hill"
-    assert t2["keywords"] == ["blocks_los", "cover", "elevated"]
+    assert t2["name"] == "Rocas"
+    assert t2["keywords"] == ["cover", "fortified"]
+    assert "keywords_needed" not in t2
     r = client.post("/api/corrections/terrain", {"terrain": "t2", "name": "ruin", "keywords": ["rough"]})
     assert r.status_code == 200
     t2 = next(t for t in client.get("/api/scene").get_json()["terrain"] if t["id"] == "t2")
     assert t2["keywords"] == ["rough"]
 
 
+def test_a_name_the_rulebook_does_not_give_asks_for_keywords(client):
+    """A name that is not a rulebook piece gives no keywords (no guessing from words): the piece asks for them."""
+    client.post("/api/corrections/terrain", {"terrain": "t2", "name": "Wooded hill"})
+    t2 = next(t for t in client.get("/api/scene").get_json()["terrain"] if t["id"] == "t2")
+    assert t2["keywords"] == [] and t2["keywords_needed"] is True
+
+
 @pytest.mark.parametrize("name,keywords", [
-    ("forest", ("blocks_los", "cover")),
-    ("Hill", ("elevated",)),
-    ("river ford", ("rough",)),
-    ("lava field", ("dangerous",)),
-    ("the old tower", ("blocks_los", "fortified", "elevated")),
+    ("Rocas", ("cover", "fortified")),  # RB p.13
+    ("rocks", ("cover", "fortified")),
+    ("Barranco", ("rough", "dangerous")),  # RB p.13
+    ("COLINA", ("blocks_los", "defensive", "rough", "elevated")),  # RB p.3
+    ("Hill", ("blocks_los", "defensive", "rough", "elevated")),
+    ("lago", ("rough",)),  # RB p.3
+    ("Bosque pequeño", ()),  # RB p.14 names it; its keywords are not readable there
+    ("forest", ()),
+    ("the old tower", ()),
     ("mystery", ()),
 ])
 def test_keywords_for_name(name, keywords):
