@@ -14,7 +14,8 @@ from tablesight.formats import REPORT, format_string
 Point = tuple[float, float]
 
 
-def _r(v: float, nd: int = 3) -> float:
+def round_mm(v: float, nd: int = 3) -> float:
+    """A length or area as the JSON formats print it (three decimals)."""
     return round(float(v), nd)
 
 
@@ -26,7 +27,7 @@ class Overlap:
     area_mm2: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"upper": self.upper, "lower": self.lower, "depth_mm": _r(self.depth_mm), "area_mm2": _r(self.area_mm2, 1)}
+        return {"upper": self.upper, "lower": self.lower, "depth_mm": round_mm(self.depth_mm), "area_mm2": round_mm(self.area_mm2, 1)}
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,10 @@ class Pair:
         return {
             "a": self.a,
             "b": self.b,
-            "distance_mm": _r(self.distance_mm),
+            "distance_mm": round_mm(self.distance_mm),
             "band": self.band,
             "los": self.los,
-            "los_line_mm": None if self.los_line_mm is None else [[_r(x), _r(y)] for x, y in self.los_line_mm],
+            "los_line_mm": None if self.los_line_mm is None else [[round_mm(x), round_mm(y)] for x, y in self.los_line_mm],
             "wholly_band": self.wholly_band,
             "wholly_band_ba": self.wholly_band_ba,
             **({"los_one_way": self.los_one_way} if self.los_one_way is not None else {}),
@@ -113,7 +114,7 @@ class Borderline:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "a": self.a, "b": self.b, "margin_mm": _r(self.margin_mm)}
+        out: dict[str, Any] = {"kind": self.kind, "a": self.a, "b": self.b, "margin_mm": round_mm(self.margin_mm)}
         if self.note:
             out["note"] = self.note
         return out
@@ -126,7 +127,7 @@ class TerrainOverlap:
     depth_mm: float  # how far the disk reaches into the piece
 
     def to_json(self) -> dict[str, Any]:
-        return {"disk": self.disk, "terrain": self.terrain, "depth_mm": _r(self.depth_mm)}
+        return {"disk": self.disk, "terrain": self.terrain, "depth_mm": round_mm(self.depth_mm)}
 
 
 @dataclass(frozen=True)
@@ -142,11 +143,11 @@ class DeviationCandidate:
     centre_distance_mm: float | None = None  # centre to centre from the target
 
     def to_json(self) -> dict[str, Any]:
-        return {"disk": self.disk, "engaged": self.engaged, "overlap_area_mm2": _r(self.overlap_area_mm2, 1),
-                "distance_mm": _r(self.distance_mm),
-                "centre_distance_mm": None if self.centre_distance_mm is None else _r(self.centre_distance_mm),
-                "order_margin_mm": None if self.order_margin_mm is None else _r(self.order_margin_mm),
-                "range_margin_mm": None if self.range_margin_mm is None else _r(self.range_margin_mm)}
+        return {"disk": self.disk, "engaged": self.engaged, "overlap_area_mm2": round_mm(self.overlap_area_mm2, 1),
+                "distance_mm": round_mm(self.distance_mm),
+                "centre_distance_mm": None if self.centre_distance_mm is None else round_mm(self.centre_distance_mm),
+                "order_margin_mm": None if self.order_margin_mm is None else round_mm(self.order_margin_mm),
+                "range_margin_mm": None if self.range_margin_mm is None else round_mm(self.range_margin_mm)}
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ class SetupViolation:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "subject": self.subject, "other": self.other,
-                               "margin_mm": _r(self.margin_mm)}
+                               "margin_mm": round_mm(self.margin_mm)}
         if self.note:
             out["note"] = self.note
         return out
@@ -196,7 +197,7 @@ class OffBattlefield:
     margin_mm: float  # distance from the call flipping (wholly <-> partly, partly <-> inside)
 
     def to_json(self) -> dict[str, Any]:
-        return {"disk": self.disk, "wholly": self.wholly, "margin_mm": _r(self.margin_mm)}
+        return {"disk": self.disk, "wholly": self.wholly, "margin_mm": round_mm(self.margin_mm)}
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,11 @@ from tablesight.formats import DEPLOYMENT, format_string
 from tablesight.scene import DeploymentZone, RangeBands, Scene
 
 from rules.diskwars.settings import DiskwarsSettings
-from rules.report import Borderline, SetupViolation
+from rules.report import Borderline, SetupViolation, round_mm
 
 EDGES = ("top", "bottom", "left", "right")
 _OPPOSITE = {"top": "bottom", "bottom": "top", "left": "right", "right": "left"}
 
-
-def _r(v: float, nd: int = 3) -> float:
-    return round(float(v), nd)
 
 
 def parse_edges(items: Iterable[str]) -> dict[str, str]:
@@ -117,7 +114,7 @@ class Problem:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "other": self.other,
-                "margin_mm": None if self.margin_mm is None else _r(self.margin_mm), "note": self.note}
+                "margin_mm": None if self.margin_mm is None else round_mm(self.margin_mm), "note": self.note}
 
 
 @dataclass(frozen=True)

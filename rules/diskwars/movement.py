@@ -29,13 +29,10 @@ from tablesight.scene import Scene
 from rules.diskwars.catalog import Catalog
 from rules.diskwars.settings import DiskwarsSettings
 from rules.diskwars.units import keyword_arg, keywords_of, knows_keywords, unit_of
-from rules.report import Borderline, Report
+from rules.report import Borderline, Report, round_mm
 
 _SEGS = 64  # quarter-circle segments of the shapely circles in the landing analysis
 
-
-def _r(v: float, nd: int = 3) -> float:
-    return round(float(v), nd)
 
 
 @dataclass(frozen=True)
@@ -109,7 +106,7 @@ class MoveResult:
         return {
             "format": format_string(MOVE),
             "moved": self.moved,
-            "distance_mm": _r(self.distance_mm),
+            "distance_mm": round_mm(self.distance_mm),
             "flips_needed": self.flips_needed,
             "flip_budget": self.flip_budget,
             "within_budget": self.within_budget,
@@ -121,7 +118,7 @@ class MoveResult:
             "warnings": list(self.warnings),
             "borderline": [b.to_json() for b in self.borderline],
             "budget_source": self.budget_source,
-            "diameter_mm": _r(self.diameter_mm),
+            "diameter_mm": round_mm(self.diameter_mm),
             "settings": dict(self.settings or {}),
         }
 
@@ -234,7 +231,7 @@ def move_consequences(before: Scene, after: Scene, *, catalog: Catalog | None = 
     off = None
     for o in ra.off_battlefield:
         if o.disk == mid:
-            off = {"wholly": o.wholly, "casualty": o.wholly, "margin_mm": _r(o.margin_mm),
+            off = {"wholly": o.wholly, "casualty": o.wholly, "margin_mm": round_mm(o.margin_mm),
                    "note": ("wholly outside the battlefield after its flip: a casualty (RB p.20)" if o.wholly else
                             "partly outside the battlefield: still in play (RB p.20 removes only a disk wholly "
                             "outside)")}

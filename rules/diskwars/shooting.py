@@ -27,14 +27,11 @@ from rules.diskwars.catalog import Catalog, RangedAttack
 from rules.diskwars.ranges import BANDS
 from rules.diskwars.settings import DiskwarsSettings
 from rules.diskwars.units import keywords_of, unit_of
-from rules.report import Borderline, Report
+from rules.report import Borderline, Report, round_mm
 
 #: Keyword arguments that name ranged attacks for Immune/Resistant (RB p.21: "X puede ser ... ß").
 RANGED_KINDS = ("ranged",)
 
-
-def _r(v: float, nd: int = 3) -> float:
-    return round(float(v), nd)
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ class ShotTarget:
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"target": self.target, "band": self.band, "distance_mm": _r(self.distance_mm), "los": self.los,
+        return {"target": self.target, "band": self.band, "distance_mm": round_mm(self.distance_mm), "los": self.los,
                 "cover": self.cover, "dice_modifier": self.dice_modifier, "only_criticals": self.only_criticals,
                 "deviation": list(self.deviation), "dice": self.dice, "cover_terrain": list(self.cover_terrain),
                 "relation": self.relation, "notes": list(self.notes)}
