@@ -27,7 +27,8 @@ class Overlap:
     area_mm2: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"upper": self.upper, "lower": self.lower, "depth_mm": round_mm(self.depth_mm), "area_mm2": round_mm(self.area_mm2, 1)}
+        return {"upper": self.upper, "lower": self.lower, "depth_mm": round_mm(self.depth_mm),
+                "area_mm2": round_mm(self.area_mm2, 1)}
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ class Pair:
             "distance_mm": round_mm(self.distance_mm),
             "band": self.band,
             "los": self.los,
-            "los_line_mm": None if self.los_line_mm is None else [[round_mm(x), round_mm(y)] for x, y in self.los_line_mm],
+            "los_line_mm": None if self.los_line_mm is None else [[round_mm(x), round_mm(y)]
+                                                                  for x, y in self.los_line_mm],
             "wholly_band": self.wholly_band,
             "wholly_band_ba": self.wholly_band_ba,
             **({"los_one_way": self.los_one_way} if self.los_one_way is not None else {}),
