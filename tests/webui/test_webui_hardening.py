@@ -428,6 +428,43 @@ def test_f10_a_slow_report_never_blocks_a_view(make_client, monkeypatch):
     assert v["report_state"] == "ready" and v["report"] is not None and not v["key"].endswith("-computing")
 
 
+def test_f10_a_slow_report_leaves_the_last_report_on_the_page(make_client, monkeypatch):
+    """While the rules work on a new table, /api/view carries the last finished report, named by the key and
+    scene version it belongs to, with report_state "computing"; the new scene is there at once."""
+    import webui.app as appmod
+
+    monkeypatch.setattr(appmod, "REPORT_WAIT_S", 0.05)
+    c = make_client()
+    first = c.get("/api/view").get_json()
+    assert first["report_state"] == "ready" and first["report_key"] == first["key"]
+    assert first["report_version"] == first["version"]
+    gate = threading.Event()
+    real = c.comp._report_builder
+
+    def slow(scene):
+        gate.wait(10)
+        return real(scene)
+
+    c.comp._report_builder = slow
+    c.comp.corrections.revision += 1  # a new table state: its report must be computed again
+    t0 = time.monotonic()
+    v = c.get("/api/view").get_json()
+    assert time.monotonic() - t0 < 2
+    assert v["report_state"] == "computing" and v["key"].endswith("-computing")
+    assert v["report"] == first["report"] and v["report_key"] == first["key"]
+    assert v["report_version"] == first["version"] and v["report_error"] is None
+    assert v["scene"]["disks"]
+    # the melee book never records from the earlier report, and /api/report does not pass it off as current
+    assert c.get("/api/report").status_code == 503
+    assert c.get("/api/melee").status_code == 503
+    gate.set()
+    deadline = time.monotonic() + 10
+    while c.get("/api/view").get_json()["report_state"] != "ready" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    v = c.get("/api/view").get_json()
+    assert v["report_state"] == "ready" and v["report_key"] == v["key"] == first["key"].split(".")[0] + ".1"
+
+
 def test_f10_json_is_never_parsed_by_guessing_the_content_type(client):
     started_book(client)
     r = raw_post(client, "/api/book/vp", '{"player": "orcs", "points": 1}', content_type="text/plain")
