@@ -48,6 +48,9 @@ if str(ROOT) not in sys.path:
 
 from tablesight.errors import InputError  # noqa: E402
 from tablesight.scene import SIZE_CLASSES, Scene, load_scene  # noqa: E402
+# The one matching of detections to true disks, shared with the web demo's truth overlay.
+from vision.scene_match import match  # noqa: E402,F401
+from vision.scene_match import visible_fraction as _visible  # noqa: E402
 
 BASELINE = "vision.baseline:detect"
 DEFAULT_DETECTOR = "vision.detect:detect_frame"
@@ -78,35 +81,6 @@ class Tally:
     ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     frames: int = 0
-
-
-def _visible(d) -> float:
-    v = d.extra.get("visible_fraction")
-    return 1.0 if v is None else float(v)
-
-
-def match(truth: Scene, detected: Scene) -> dict[str, str]:
-    """Detected id -> true id: greedy by distance, within a quarter of the true radius; true disks at least 25 %
-    visible first (a detection of the top disk of a near-centred stack is that disk's, not the hidden one's
-    below, even when the hidden one's centre lies nearer)."""
-    pairs = []
-    for t in truth.disks:
-        if t.extra.get("held"):
-            continue
-        hidden = int(_visible(t) < 0.25)
-        for d in detected.disks:
-            dist = math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm)
-            if dist <= 0.25 * t.radius_mm:
-                pairs.append((hidden, dist, d.id, t.id))
-    pairs.sort()
-    used_d, used_t, out = set(), set(), {}
-    for _, _, did, tid in pairs:
-        if did in used_d or tid in used_t:
-            continue
-        used_d.add(did)
-        used_t.add(tid)
-        out[did] = tid
-    return out
 
 
 def _size_of(d, diameters: tuple[float, float, float]) -> str:

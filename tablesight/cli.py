@@ -50,7 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--url", metavar="URL", help="a network stream")
     src.add_argument("--images", metavar="DIR", help="a folder of frames, played in name order")
     src.add_argument("--scene", metavar="FILE", help="a scene JSON file (no camera; the page shows the drawn map)")
-    src.add_argument("--demo", action="store_true", help="the built-in demo table (a looping synthetic game)")
+    src.add_argument("--demo", nargs="?", const="eye", choices=("eye", "truth"),
+                     help="the built-in demo table, a looping synthetic game: 'eye' (the default) renders it and "
+                     "detects it through the camera pipeline, with the ground truth to compare; 'truth' plays "
+                     "the ground truth itself")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; 0.0.0.0 needs a token)")
     p.add_argument("--port", type=int, default=8650, help="port (default 8650)")
     p.add_argument("--calibration", metavar="table.json", help="table calibration for a camera source")

@@ -607,6 +607,11 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
 
     calibration_view.register(app, comp)
 
+    # -- the demo's ground truth (webui/demo_view.py) -----------------------------------------------------------
+    from webui import demo_view
+
+    demo_view.register(app, comp)
+
     if start:
         feed.start()
         comp.start()

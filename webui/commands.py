@@ -76,12 +76,12 @@ def _live_feed(source_kind: str, source_arg: Any, calibration_path: Path | None,
 
 def make_feed(args: argparse.Namespace, data_dir: Path) -> tuple[Any, str]:
     """The feed for the command line's source and a one-line description of it."""
-    from webui.feeds import DemoFeed, SceneFileFeed
+    from webui.feeds import SceneFileFeed
 
     if args.scene:
         return SceneFileFeed(args.scene), f"scene file {args.scene}"
     if args.demo:
-        return DemoFeed(), "demo table (a looping synthetic game)"
+        return demo_feed(args.demo)
     for kind, value in (("camera", args.camera), ("video", args.video), ("url", args.url), ("images", args.images)):
         if value is not None:
             if kind in ("video", "images") and not Path(value).exists():
@@ -95,7 +95,27 @@ def make_feed(args: argparse.Namespace, data_dir: Path) -> tuple[Any, str]:
         _say("camera 0 found, but no table calibration (pass --calibration table.json); running the demo table")
     else:
         _say("no camera found; running the demo table")
-    return DemoFeed(), "demo table (no camera)"
+    feed, what = demo_feed(DEFAULT_DEMO)
+    return feed, f"{what} (no camera)"
+
+
+#: What `--demo` plays: "eye" the synthetic game rendered and detected by the camera pipeline (the default, with
+#: the ground truth beside it), "truth" the synthetic game's ground truth itself.
+DEMO_KINDS = ("eye", "truth")
+DEFAULT_DEMO = "eye"
+
+
+def demo_feed(kind: str) -> tuple[Any, str]:
+    """The demo table of that kind and a one-line description of it."""
+    if kind == "truth":
+        from webui.feeds import DemoFeed
+
+        return DemoFeed(), "demo table (a looping synthetic game, its ground truth)"
+    if kind == "eye":
+        from webui.demo_eye import DemoEyeFeed
+
+        return DemoEyeFeed(), "demo table (a looping synthetic game, rendered and seen by the camera pipeline)"
+    raise InputError(f"--demo: expected one of {', '.join(DEMO_KINDS)}, got {kind!r}")
 
 
 def _lan_addresses() -> list[str]:
