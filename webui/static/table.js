@@ -321,6 +321,7 @@
         t.textContent = text;
       }
     }
+    drawTruth(svg, px);
     renderLegend();
     if (refocus) { const f = svg.querySelector(refocus); if (f) f.focus({ preventScroll: true }); }
   }
@@ -738,6 +739,7 @@
         else if (S.terrainSel) renderTerrainPanel();
         renderMelee();
         renderCalls();
+        refreshTruth(v);
         document.body.dataset.viewKey = v.key;
       } catch (e) {
         if (e.status === 401) { $("banner").hidden = false; $("banner").className = "banner bad"; $("banner").textContent = e.message; }
@@ -762,6 +764,87 @@
     });
     es.onerror = () => renderHealth({ source: "lost", message: "connection to the server lost — reconnecting" }, false);
   }
+
+  // ---- the demo's ground truth (GET /api/demo/truth) -------------------------------------------------------------
+  // The demo table is rendered and detected by the camera pipeline; the Truth toggle draws the true disks over
+  // the detected ones and marks where they disagree: a missed disk, a phantom disk, a wrong stacking order.
+  const TRUTH = { on: localStorage.getItem("tablesight.truth") === "1", available: null, doc: null, loading: false };
+  const TRUTH_WORDS = { missed: "missed", phantom: "phantom", order: "wrong order" };
+
+  async function refreshTruth(v) {
+    if (v.health.source !== "demo" || TRUTH.available === false) { $("truth-seg").hidden = true; return; }
+    if (TRUTH.loading || (TRUTH.doc && TRUTH.doc.version === v.version)) return;
+    TRUTH.loading = true;
+    try {
+      TRUTH.doc = await getJSON("/api/demo/truth");
+      TRUTH.available = true;
+    } catch (e) {
+      if (e.status === 404) TRUTH.available = false;
+    } finally {
+      TRUTH.loading = false;
+    }
+    $("truth-seg").hidden = !TRUTH.available;
+    $("truth-toggle").setAttribute("aria-pressed", String(TRUTH.on));
+    draw(); // a truth newer than the view is drawn when the page loads that view (the event stream says when)
+  }
+
+  function renderTruthSummary(doc) {
+    let box = $("truth-summary");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "truth-summary";
+      box.className = "truth-summary";
+      box.setAttribute("role", "status");
+      box.setAttribute("aria-live", "polite");
+      document.querySelector(".table-wrap").appendChild(box);
+    }
+    box.hidden = !doc;
+    if (!doc) return;
+    const n = doc.summary;
+    const parts = Object.keys(TRUTH_WORDS).map((k) => `${n[k] || 0} ${TRUTH_WORDS[k]}`);
+    const total = (n.missed || 0) + (n.phantom || 0) + (n.order || 0);
+    box.textContent = total
+      ? `The camera against the truth: ${parts.join(", ")} (dashed: the true disks)`
+      : "The camera sees the table as it truly is (dashed: the true disks)";
+  }
+
+  function drawTruth(svg, px) {
+    const doc = TRUTH.on && TRUTH.doc && S.view && TRUTH.doc.version === S.view.version && TRUTH.doc.truth ? TRUTH.doc : null;
+    renderTruthSummary(doc);
+    if (!doc) return;
+    const g = el("g", { id: "truth-layer", "pointer-events": "none" }, svg); // taps go to the detected disks
+    for (const d of doc.truth.disks) {
+      el("circle", { class: "truth-disk", "data-truth": d.id, cx: d.x_mm, cy: d.y_mm, r: d.radius_mm, fill: "none", stroke: "#7ff3ff", "stroke-width": px * 2, "stroke-dasharray": `${px * 5} ${px * 4}` }, g);
+    }
+    const colour = { missed: "#ff3355", phantom: "#ff5cf0", order: "#ffb000" };
+    for (const m of doc.disagreements) {
+      const mark = el("g", { class: `disagreement disagreement-${m.kind}`, "data-kind": m.kind }, g);
+      const c = colour[m.kind] || "#fff";
+      if (m.kind === "order") {
+        el("circle", { cx: m.x_mm, cy: m.y_mm, r: px * 12, fill: c, stroke: "#000", "stroke-width": px }, mark);
+      } else {
+        el("circle", { cx: m.x_mm, cy: m.y_mm, r: m.radius_mm + px * 4, fill: "none", stroke: c, "stroke-width": px * 4 }, mark);
+      }
+      if (m.kind === "phantom") {
+        const r = m.radius_mm * 0.6;
+        el("path", { d: `M${m.x_mm - r},${m.y_mm - r} L${m.x_mm + r},${m.y_mm + r} M${m.x_mm + r},${m.y_mm - r} L${m.x_mm - r},${m.y_mm + r}`, stroke: c, "stroke-width": px * 3 }, mark);
+      }
+      const label = m.kind === "missed" && m.hidden ? "missed (hidden)" : TRUTH_WORDS[m.kind] || m.kind;
+      const y = m.kind === "order" ? m.y_mm - px * 22 : m.y_mm - m.radius_mm - px * 12;
+      const w = px * 7.2 * label.length;
+      el("rect", { x: m.x_mm - w / 2, y: y - px * 10, width: w, height: px * 20, rx: px * 5, fill: c, stroke: "#000", "stroke-width": px }, mark);
+      const t = el("text", { x: m.x_mm, y, "text-anchor": "middle", "dominant-baseline": "central", "font-size": px * 12, "font-weight": 700, fill: "#111" }, mark);
+      t.textContent = label;
+    }
+  }
+
+  $("truth-toggle").addEventListener("click", () => {
+    TRUTH.on = !TRUTH.on;
+    localStorage.setItem("tablesight.truth", TRUTH.on ? "1" : "0");
+    $("truth-toggle").setAttribute("aria-pressed", String(TRUTH.on));
+    if (S.view) refreshTruth(S.view);
+    draw();
+  });
 
   // ---- wiring ---------------------------------------------------------------------------------------------------
   for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.pane));
