@@ -425,3 +425,65 @@ def test_calibration_page_of_a_camera_source(browser, tmp_path):
         page.close()
     finally:
         s.close()
+
+
+class _DemoTruthFeed:
+    """The skirmish scene as the camera saw it, with a truth that differs: one disk missed (d8), one phantom (d7),
+    the stack d2/d3 the other way up."""
+
+    kind = "demo"
+
+    def __init__(self):
+        from dataclasses import replace
+
+        from tablesight.scene import Disk, load_scene
+        from vision.live import Health, LiveState
+
+        seen = load_scene(HERE / "scene_webui_skirmish.json")
+        z = {"d2": 2, "d3": 1}
+        disks = [replace(d, z=z.get(d.id, d.z)) for d in seen.disks if d.id != "d7"]
+        self.truth = replace(seen, disks=tuple(disks) + (Disk("d8", 300.0, 450.0, 22.0, player="orcs"),))
+        self._state = LiveState(1, seen, False, None, Health("demo", 4.0, 20.0, None, None, "demo table"))
+
+    def start(self): pass
+    def stop(self): pass
+    def state(self): return self._state
+    def wait_for_change(self, after_version, timeout_s): return self._state
+    def truth_for(self, version): return self.truth
+
+
+def test_demo_truth_toggle_marks_what_the_camera_got_wrong(browser, server, tmp_path):
+    s = Server(_DemoTruthFeed(), tmp_path / "demo-data")
+    try:
+        page = open_page(browser, s.url, csp=True)
+        page.wait_for_selector("#truth-seg:not([hidden])")
+        assert page.locator("#truth-toggle").get_attribute("aria-pressed") == "false"
+        assert page.locator("#truth-layer").count() == 0
+        page.click("#truth-toggle")
+        page.wait_for_selector("#truth-layer")
+        assert page.locator("#truth-toggle").get_attribute("aria-pressed") == "true"
+        assert page.locator("circle.truth-disk").count() == 7
+        assert page.locator("g.disagreement-missed").count() == 1
+        assert page.locator("g.disagreement-phantom").count() == 1
+        assert page.locator("g.disagreement-order").count() == 1
+        assert page.locator("#truth-summary").inner_text().startswith(
+            "The camera against the truth: 1 missed, 1 phantom, 1 wrong order")
+        # the truth is drawn over the disks but never takes a tap meant for one
+        page.click('g.disk[data-disk="d3"]')
+        page.wait_for_selector("#sel-ring")
+        shot(page, "webui-demo-truth-laptop")
+        # it stays on after a reload, and goes with a second tap
+        page.reload()
+        page.wait_for_selector("#truth-layer")
+        page.click("#truth-toggle")
+        page.wait_for_function("!document.getElementById('truth-layer')")
+        assert page.locator("#truth-summary").is_hidden()
+        assert not page.errors
+        page.close()
+    finally:
+        s.close()
+    # a source without a truth offers no toggle
+    page = open_page(browser, server.url)
+    page.wait_for_function("document.body.dataset.viewKey")
+    assert page.locator("#truth-seg").is_hidden()
+    page.close()

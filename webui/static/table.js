@@ -831,7 +831,7 @@
       }
       const label = m.kind === "missed" && m.hidden ? "missed (hidden)" : TRUTH_WORDS[m.kind] || m.kind;
       const y = m.kind === "order" ? m.y_mm - px * 22 : m.y_mm - m.radius_mm - px * 12;
-      const w = px * 7.2 * label.length;
+      const w = px * 7.8 * label.length + px * 8;
       el("rect", { x: m.x_mm - w / 2, y: y - px * 10, width: w, height: px * 20, rx: px * 5, fill: c, stroke: "#000", "stroke-width": px }, mark);
       const t = el("text", { x: m.x_mm, y, "text-anchor": "middle", "dominant-baseline": "central", "font-size": px * 12, "font-weight": 700, fill: "#111" }, mark);
       t.textContent = label;
