@@ -4,7 +4,8 @@ A feed has the methods of `vision.live.LiveTable` — `start()`, `stop()`, `stat
 `wait_for_change(after_version, timeout_s) -> LiveState` — so the web app serves a camera, a video, a scene file
 or the demo table the same way. The camera and video feeds are `vision.live.LiveTable` itself; this module holds
 the two that need no camera: a scene file (reloaded when it changes on disk) and the demo table (a looping
-synthetic game: ground-truth scenes with their rendered frames).
+synthetic game: ground-truth scenes with their rendered frames; `tablesight serve --demo truth`). The default demo
+table, the same game rendered and detected by the camera pipeline, is `webui.demo_eye.DemoEyeFeed`.
 """
 
 from __future__ import annotations

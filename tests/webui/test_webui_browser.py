@@ -480,6 +480,12 @@ def test_demo_truth_toggle_marks_what_the_camera_got_wrong(browser, server, tmp_
         assert page.locator("#truth-summary").is_hidden()
         assert not page.errors
         page.close()
+        phone = open_page(browser, s.url, viewport=PHONE, scale=2)
+        phone.click("#truth-toggle")
+        phone.wait_for_selector("#truth-layer")
+        assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        shot(phone, "webui-demo-truth-phone")
+        phone.close()
     finally:
         s.close()
     # a source without a truth offers no toggle

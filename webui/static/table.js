@@ -821,7 +821,7 @@
       const mark = el("g", { class: `disagreement disagreement-${m.kind}`, "data-kind": m.kind }, g);
       const c = colour[m.kind] || "#fff";
       if (m.kind === "order") {
-        el("circle", { cx: m.x_mm, cy: m.y_mm, r: px * 12, fill: c, stroke: "#000", "stroke-width": px }, mark);
+        el("circle", { cx: m.x_mm, cy: m.y_mm, r: px * 9, fill: "none", stroke: c, "stroke-width": px * 4 }, mark); // the stack stays readable
       } else {
         el("circle", { cx: m.x_mm, cy: m.y_mm, r: m.radius_mm + px * 4, fill: "none", stroke: c, "stroke-width": px * 4 }, mark);
       }
