@@ -43,7 +43,8 @@ def _jsonable(v: Any) -> Any:
 
 def calibration_json(feed: Any) -> dict[str, Any]:
     kind = getattr(feed, "kind", "live")
-    if kind in _NO_CAMERA:
+    if kind in _NO_CAMERA and getattr(feed, "calibration", None) is None:
+        # (the demo seen through the eye has a real calibration, of its rendered frames: that one is shown)
         return {"available": False, "reason": f"not available for this source ({_NO_CAMERA[kind]}: no camera)"}
     calib = getattr(feed, "calibration", None)
     if calib is None:

@@ -139,6 +139,11 @@ def test_the_demo_feed_serves_detected_scenes_not_the_truth(eye):
     truth = eye.truth_for(st.version)
     assert st.version >= 1 and st.health.source == "demo" and st.frame_jpeg[:2] == b"\xff\xd8"
     assert "printed corner markers" in eye.calibration_how
+    # the calibration page shows that calibration on the rendered frame, as for a camera
+    from webui.calibration_view import calibration_json
+
+    cal = calibration_json(eye)
+    assert cal["available"] and cal["frame_url"] and not cal["can_recalibrate"] and cal["error_mm"] < 2.0
     assert truth is not None and st.scene.disks
     # the players the table was set up with; the disks as the detector measured them (it gives confidences)
     assert st.scene != truth and all(d.confidence is not None for d in st.scene.disks)
@@ -171,3 +176,21 @@ def test_the_demo_detects_each_move_once_and_keeps_the_truth_of_each_version(eye
     assert eye.truth_for(committed[-1]) == eye.truth_for(v0)
     doc = truth_json(eye)
     assert doc["version"] == committed[-1] and set(doc["summary"]) == {"missed", "phantom", "order"}
+
+
+@pytest.mark.slow
+def test_the_demo_page_routes_serve_the_eye(eye, tmp_path):
+    from webui.app import create_app
+
+    app = create_app(eye, tmp_path / "data", start=False)  # the feed's threads stay off: the other tests step it
+    http = app.test_client()
+
+    def get(path):
+        return http.get(path, headers={"Host": "127.0.0.1:8650"})
+
+    view = get("/api/view").get_json()
+    truth = get("/api/demo/truth").get_json()
+    assert view["health"]["source"] == "demo" and view["has_frame"] and view["scene"]["disks"]
+    assert truth["version"] == view["version"] and truth["truth"]["disks"]
+    r = get("/api/calibration/frame.jpg")  # the rendered frame with its markers as calibration saw them
+    assert r.status_code == 200 and r.data[:2] == b"\xff\xd8"
