@@ -250,3 +250,78 @@ def api_book_undo() -> Response:
 def api_book_import() -> Response:
     """Body: a `tablesight.game/1` document (as exported)."""
     return jsonify(_book().import_game(_body()))
+
+
+# -- the round: command cards, who may activate, the reserve, the game's end (rules.diskwars.turn) -----------------
+
+blueprint.add_url_rule("/api/book/cards", view_func=_change("reveal_cards", {"cards"}, {"cards"}), methods=["POST"])
+blueprint.add_url_rule("/api/book/card-done", view_func=_change("resolve_card", {"player"}, {"player"}),
+                       methods=["POST"])
+blueprint.add_url_rule("/api/book/reserve", view_func=_change("set_reserve", {"player", "disks"},
+                                                              {"player", "disks"}), methods=["POST"])
+
+
+def _turn_of(book_state: dict[str, Any]) -> dict[str, Any]:
+    """The round as the page shows it: the book's state plus, from the current scene, which disks may activate
+    and who has no disk on the battlefield (eliminated, RB p.11, 20)."""
+    from rules.diskwars.shooting import activated_in_book
+    from rules.diskwars.turn import BookSeat, activation_phase_over, activation_status, players_without_disks
+    from webui.book import ROUNDS
+
+    out: dict[str, Any] = {"round": book_state["round"], "phase": book_state["phase"], "rounds": ROUNDS,
+                           "card_turn": book_state["card_turn"], "activation": None, "may_activate": [],
+                           "activation_phase_over": None, "eliminated": [], "scene_error": None}
+    result = book_state["result"]
+    if book_state["started"]:
+        try:
+            scene, report = _scene_and_report()
+        except (InputError, _Unavailable) as exc:
+            out["scene_error"] = str(exc)
+        else:
+            status = activation_status(scene, report, activated_in_book(book_state))
+            out["activation"] = [s.to_json() for s in status]
+            out["may_activate"] = [s.disk for s in status if s.may_activate]
+            out["activation_phase_over"] = activation_phase_over(status)
+            seats = [BookSeat(p["id"], p["initiative"]) for p in book_state["players"]]
+            out["eliminated"] = list(players_without_disks(scene, report, seats))
+            if out["eliminated"]:
+                result = _book().game_end(out["eliminated"])
+    out["result"] = result
+    return out
+
+
+@blueprint.get("/api/book/turn")
+def api_book_turn() -> Response:
+    """The round and phase, whose command card resolves, the disks that may still activate (and why the others
+    may not), players eliminated and the game's end (docs/book.md)."""
+    return jsonify(_turn_of(_book().state()))
+
+
+@blueprint.post("/api/book/activate")
+def api_book_activate() -> Response:
+    """{"disk": id}: put an activation token on a disk of the current scene, refused (400, nothing written) when
+    it may not activate now: not the activation phase, pinned or already activated (RB p.8)."""
+    from rules.diskwars.shooting import activated_in_book
+    from rules.diskwars.turn import activation_status
+
+    body = _only(_body(), {"disk"})
+    disk = body.get("disk")
+    if not isinstance(disk, str) or not disk:
+        raise InputError("disk: expected the id of a disk on the table")
+    book = _book()
+    state = book.state()
+    if not state["started"]:
+        raise InputError("disk: no game yet: start a new game first")
+    if state["phase"] != "activation":
+        raise InputError(f"disk: disks are activated in the activation phase (now: {state['phase']})")
+    scene, report = _scene_and_report()
+    status = {s.disk: s for s in activation_status(scene, report, activated_in_book(state))}
+    s = status.get(disk)
+    if s is None:
+        raise InputError(f"disk: {disk!r} is not a disk on the battlefield")
+    if not s.may_activate:
+        raise InputError(f"disk: {disk} cannot activate: {'; '.join(s.why_not)}")
+    if s.player is None:
+        raise InputError(f"disk: {disk}'s owner is unknown: say whose it is first")
+    unit = next((d.unit for d in scene.disks if d.id == disk), None)
+    return jsonify(book.set_tokens(disk, player=s.player, unit=unit, activation=1))
