@@ -116,7 +116,7 @@ class BookEvent:
 def _empty_state() -> dict[str, Any]:
     return {"started": False, "name": "", "players": [], "round": 0, "phase": None,
             "objective": {"kind": "introductory"}, "disks": {}, "piles": {}, "awards": [], "events": 0,
-            "command_cards": [], "reserves": {}, "ended_round": 0}
+            "command_cards": [], "reserves": {}, "ended_round": 0, "melee_rounds": []}
 
 
 def _player_ids(state: dict) -> set[str]:
@@ -380,6 +380,12 @@ def _new_game(data: dict) -> dict[str, Any]:
 
 def _record_melee(state: dict, data: dict) -> None:
     kind = "record_melee"
+    if state["round"] in state["melee_rounds"]:
+        # One melee phase per round (RB p.7): recording it again (a second tap, a reloaded page) would count its
+        # damage and casualties twice.
+        raise BookError(f"{kind}: the melee of round {state['round']} is already recorded (undo it to record it "
+                        f"again)")
+    state["melee_rounds"].append(state["round"])
     melee = data.get("melee")
     try:
         check_format(melee, "tablesight.melee", what=f"{kind}.melee")
@@ -486,6 +492,7 @@ def state_json(state: dict[str, Any]) -> dict[str, Any]:
         "events": state["events"],
         "command_cards": [dict(c) for c in state["command_cards"]],
         "card_turn": card_turn(state) if state["started"] else None,
+        "melee_recorded": state["round"] in state["melee_rounds"],
         "reserves": {p: list(r) for p, r in state["reserves"].items()},
         "result": game_end(state).to_json() if state["started"] else None,
     }

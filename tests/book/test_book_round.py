@@ -171,3 +171,27 @@ def test_turn_without_a_scene_still_shows_the_round(tmp_path):
     turn = c.get("/api/book/turn").get_json()
     assert turn["round"] == 1 and turn["activation"] is None and "feed" in turn["scene_error"]
     app.extensions["tablesight.book"].close()
+
+
+def test_rb_p7_the_melee_of_a_round_is_recorded_once(tmp_path):
+    from melee_helpers import report_of, scene_of
+
+    from rules.diskwars.melee import resolve_melee
+
+    book = GameBook(tmp_path / "b.sqlite")
+    book.new_game(PLAYERS)
+    sc = scene_of([{"id": "boss", "player": "orcs", "stats": {"attack": 5, "counter": 1, "toughness": 9}},
+                   {"id": "e1", "player": "empire", "stats": {"attack": 0, "counter": 2, "toughness": 4}}],
+                  players=("orcs", "empire"))
+    melee = resolve_melee(sc, report_of([("boss", "e1")], [("E1", ["boss"], ["e1"])]))
+    state = book.record_melee(melee)
+    assert state["melee_recorded"] and len(state["casualty_piles"]["empire"]) == 1
+    book.close()
+    book = GameBook(tmp_path / "b.sqlite")  # a reload / a restart: the book still knows
+    with pytest.raises(BookError, match="already recorded"):
+        book.record_melee(melee)
+    assert len(book.state()["casualty_piles"]["empire"]) == 1
+    book.end_phase()
+    book.set_phase(2, "melee")
+    assert not book.state()["melee_recorded"]
+    book.close()
