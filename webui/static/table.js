@@ -323,6 +323,7 @@
     }
     renderLegend();
     if (refocus) { const f = svg.querySelector(refocus); if (f) f.focus({ preventScroll: true }); }
+    announce("drawn", { svg, px });
   }
 
   function renderLegend() {
@@ -350,6 +351,7 @@
   function selectDisk(id) {
     if (S.selected !== id) S.flash = null;
     S.selected = id; S.terrainSel = null;
+    announce("select", { disk: id });
     draw();
     showTab("pane-disk");
     renderDiskPanel();
@@ -364,6 +366,7 @@
   function clearSelection() {
     if (!S.selected && !S.terrainSel) return;
     S.selected = null; S.terrainSel = null;
+    announce("select", { disk: null });
     draw();
     $("disk-hint").hidden = false;
     $("disk-info").innerHTML = "";
@@ -716,6 +719,7 @@
         renderMelee();
         renderCalls();
         document.body.dataset.viewKey = v.key;
+        announce("view", { view: v });
       } catch (e) {
         if (e.status === 401) { $("banner").hidden = false; $("banner").className = "banner bad"; $("banner").textContent = e.message; }
         else renderHealth({ source: "lost", message: "cannot reach the server: " + e.message }, false);
@@ -739,6 +743,13 @@
     });
     es.onerror = () => renderHealth({ source: "lost", message: "connection to the server lost — reconnecting" }, false);
   }
+
+  // ---- other scripts of the page (game.js) ------------------------------------------------------------------
+  // They hear "tablesight:view" (a new view), "tablesight:drawn" (the table was redrawn: draw over it) and
+  // "tablesight:select" (the selected disk), and use the same requests and names through window.tablesight.
+  function announce(what, detail) { document.dispatchEvent(new CustomEvent("tablesight:" + what, { detail })); }
+  window.tablesight = { getJSON, post, diskName, playerColour, esc, view: () => S.view, selected: () => S.selected,
+    selectDisk, showTab };
 
   // ---- wiring ---------------------------------------------------------------------------------------------------
   for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.pane));

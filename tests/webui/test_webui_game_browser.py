@@ -1,0 +1,204 @@
+"""The game on the page, in a real browser: round and phase always in sight, command cards, the disks that may
+still activate ringed on the table, the melee recorded once (a reload cannot record it twice), the end phase
+clearing tokens, victory points and casualties, undo, keyboard shortcuts, and the game surviving a reload and a
+server restart. Every wait is for a state the page shows, never a fixed sleep."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rules.diskwars.shooting import activated_in_book
+from rules.diskwars.turn import activation_status
+from webui.feeds import SceneFileFeed
+
+from test_webui_browser import ARGS, CHROMIUM, LAPTOP, PHONE, Server, open_page, shot
+
+HERE = Path(__file__).parent
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def may_activate(server) -> list[str]:
+    """What the rules say, computed here from the server's own view and book: the page must ring exactly these."""
+    v = server.app.extensions["tablesight.webui"].view()
+    book = server.app.extensions["tablesight.book"].state()
+    return sorted(s.disk for s in activation_status(v.scene, v.report, activated_in_book(book)) if s.may_activate)
+
+
+def ringed(page) -> list[str]:
+    rings = page.locator("#game-marks circle.may-activate")
+    return sorted(rings.nth(i).get_attribute("data-disk") for i in range(rings.count()))
+
+
+def wait_phase(page, round_, phase):
+    page.wait_for_selector(f'#game-phase[data-phase="{phase}"]')
+    page.wait_for_function(f"document.querySelector('#game-round b').textContent === '{round_}'")
+
+
+def book_changed(page, before: str) -> None:
+    page.wait_for_function(f"document.body.dataset.bookEvents !== '{before}'")
+
+
+def press(page, key):
+    before = page.evaluate("document.body.dataset.bookEvents")
+    page.keyboard.press(key)
+    book_changed(page, before)
+
+
+def record_melee_in_the_melee_tab(page):
+    page.keyboard.press("m")
+    page.click("#melee-start")
+    page.wait_for_selector("#melee-next")
+    while page.locator("#melee-next").is_enabled():
+        page.click("#melee-next")
+    page.click("#melee-record")
+    page.wait_for_function("/Recorded|Not recorded/.test(document.querySelector('#melee-record').textContent)")
+    return page.locator("#melee-record").inner_text()
+
+
+def test_a_whole_game_on_the_page_with_a_reload_and_a_server_restart(browser, tmp_path):
+    scene_file = tmp_path / "scene.json"
+    shutil.copy(HERE / "scene_webui_skirmish.json", scene_file)
+    data = tmp_path / "data"
+    server = Server(SceneFileFeed(scene_file, poll_s=0.1), data)
+    try:
+        page = open_page(browser, server.url)
+        page.wait_for_selector("#game-bar-new")  # no game yet: the bar says so and offers to start one
+        page.click("#game-bar-new")
+        wait_phase(page, "1", "activation")
+        page.keyboard.press("g")
+        page.wait_for_selector("#pane-game:not([hidden]) #game-reveal")
+        assert "N" in page.locator("#game-keys").inner_text()  # the shortcuts are shown on the page
+
+        # Command cards (RB p.7): orcs (first player) Bold, empire Cunning: Cunning resolves first.
+        page.select_option("#card-orcs", "bold")
+        page.select_option("#card-empire", "cunning")
+        page.click("#game-reveal")
+        page.wait_for_selector("#game-card-now")
+        assert "empire" in page.locator("#game-card-now").inner_text()
+        assert "empire" in page.locator("#game-turn").inner_text()
+
+        # The table rings exactly the disks that may activate (RB p.8: not pinned, not activated).
+        expected = may_activate(server)
+        assert expected and "d1" not in expected  # d1 carries an activation token in the scene
+        page.wait_for_function(f"document.querySelectorAll('#game-marks circle.may-activate').length === {len(expected)}")
+        assert ringed(page) == expected
+        shot(page, "webui-game-activation-laptop")
+
+        # Select an empire disk on the table and activate it with the keyboard.
+        empire_disk = next(d for d in expected
+                           if server.app.extensions["tablesight.webui"].view().scene.disk(d).player == "empire")
+        page.click(f'g.disk[data-disk="{empire_disk}"]', force=True)
+        press(page, "a")
+        page.wait_for_function(
+            f"!document.querySelector('#game-marks circle.may-activate[data-disk=\"{empire_disk}\"]')")
+        assert ringed(page) == may_activate(server) and empire_disk not in ringed(page)
+        press(page, "d")  # empire's card resolved: orcs' turn
+        page.wait_for_function("document.querySelector('#game-turn').textContent.includes('orcs')")
+
+        # A reload shows the same game: round, phase, whose card, the rings.
+        page.reload()
+        page.wait_for_selector("g.disk")
+        wait_phase(page, "1", "activation")
+        page.wait_for_function("document.querySelector('#game-turn').textContent.includes('orcs')")
+        page.wait_for_function(f"document.querySelectorAll('#game-marks circle.may-activate').length === "
+                               f"{len(may_activate(server))}")
+        press(page, "d")
+
+        # The melee phase: the fights are walked in the Melee tab and recorded once, even after a reload.
+        press(page, "n")
+        wait_phase(page, "1", "melee")
+        assert page.locator("#game-marks").count() == 0  # no activation rings outside the activation phase
+        assert "Recorded" in record_melee_in_the_melee_tab(page)
+        book = server.app.extensions["tablesight.book"].state()
+        assert book["melee_recorded"]
+        lost = {p["id"]: p["casualties"] for p in book["players"]}
+        vp = {p["id"]: p["victory_points"] for p in book["players"]}
+        page.reload()
+        page.wait_for_selector("g.disk")
+        assert "Not recorded" in record_melee_in_the_melee_tab(page)
+        assert server.app.extensions["tablesight.book"].state()["casualty_piles"] == book["casualty_piles"]
+        page.keyboard.press("g")
+        page.wait_for_selector("#pane-game:not([hidden]) #game-melee-state")
+        assert "recorded" in page.locator("#game-melee-state").inner_text()
+        for pid in ("orcs", "empire"):  # victory points and casualties per player, in the bar and the panel
+            row = page.locator(f'#game-players tr[data-player="{pid}"]')
+            assert row.locator(".vp").inner_text() == str(vp[pid])
+            assert row.locator(".lost").inner_text() == str(lost[pid])
+            assert f"{vp[pid]} VP" in page.locator(f'#game-bar .game-score[data-player="{pid}"]').inner_text()
+
+        # End phase: every token but wounds comes off (RB p.10); undo brings the melee phase back.
+        press(page, "n")
+        wait_phase(page, "1", "end")
+        assert all(d["activation"] == 0 and d["damage"] == 0 and d["power"] == 0
+                   for d in server.app.extensions["tablesight.book"].state()["disks"])
+        press(page, "u")
+        wait_phase(page, "1", "melee")
+        press(page, "n")
+        wait_phase(page, "1", "end")
+        page.close()
+    finally:
+        server.close()
+
+    # The server restarts on the same data directory: the game goes on where it was.
+    server = Server(SceneFileFeed(scene_file, poll_s=0.1), data)
+    try:
+        page = open_page(browser, server.url, viewport=PHONE)
+        wait_phase(page, "1", "end")
+        shot(page, "webui-game-end-phone", full=True)
+        for r in range(2, 6):
+            press(page, "n")
+            wait_phase(page, str(r), "activation")
+            press(page, "n")
+            wait_phase(page, str(r), "melee")
+            press(page, "n")
+            wait_phase(page, str(r), "end")
+        page.wait_for_function("document.querySelector('#game-turn').textContent.includes('Game over')")
+        state = server.app.extensions["tablesight.book"].state()
+        assert state["game_over"] and state["result"]["winner"] in page.locator("#game-turn").inner_text()
+        page.keyboard.press("g")
+        page.wait_for_selector("#pane-game:not([hidden]) #game-over")
+        shot(page, "webui-game-over-phone", full=True)
+        assert not page.errors, page.errors
+        page.close()
+    finally:
+        server.close()
+
+
+def test_the_game_bar_is_in_sight_on_a_laptop_and_a_phone(browser, tmp_path):
+    scene_file = tmp_path / "scene.json"
+    shutil.copy(HERE / "scene_webui_skirmish.json", scene_file)
+    server = Server(SceneFileFeed(scene_file, poll_s=0.1), tmp_path / "data")
+    try:
+        server.app.extensions["tablesight.book"].new_game(["orcs", "empire"])
+        for viewport in (LAPTOP, PHONE):
+            page = open_page(browser, server.url, viewport=viewport, csp=True)  # the page's own CSP holds
+            wait_phase(page, "1", "activation")
+            box = page.locator("#game-bar").bounding_box()
+            assert box["y"] + box["height"] <= viewport["height"] and box["width"] <= viewport["width"]
+            # A ring never takes a tap meant for a disk: clicking a ringed disk selects it.
+            first = ringed(page)[0] if page.locator("#game-marks circle").count() else None
+            if first:
+                page.click(f'g.disk[data-disk="{first}"]')
+                page.wait_for_selector("#sel-ring")
+            assert not page.errors, page.errors
+            page.close()
+    finally:
+        server.close()

@@ -1,0 +1,256 @@
+/* tablesight — the game on the table page: round and phase, command cards, the disks that may still activate
+ * (ringed on the table), the melee recorded once, the end phase, victory points and casualties, undo, and
+ * keyboard shortcuts. Everything shown comes from the game book (/api/book, /api/book/turn), never from page
+ * memory, so a reload, a second device or a restarted server shows the same game.
+ *
+ * table.js announces "tablesight:view" (a new view of the table), "tablesight:drawn" (the table was redrawn:
+ * the rings are drawn over it) and "tablesight:select" (the selected disk); its requests and names are used
+ * through window.tablesight.
+ */
+(() => {
+  "use strict";
+  const T = window.tablesight;
+  if (!T) return;
+  const NS = "http://www.w3.org/2000/svg";
+  const $ = (id) => document.getElementById(id);
+  const esc = T.esc;
+  const PHASE_NAME = { activation: "Activation", melee: "Melee", end: "End" };
+  const STRATEGIES = [["bold", "Bold"], ["direct", "Direct"], ["cunning", "Cunning"], ["slow", "Slow"]];
+  const POLL_MS = 2000; // another device may change the book: look for new entries this often
+  const KEYS = [["N", "next step of the round"], ["A", "activate the selected disk"], ["D", "the current card is resolved"],
+    ["M", "the melee"], ["U", "undo the last book entry"], ["G", "this game panel"]];
+
+  const G = { book: null, turn: null, selected: null, msg: "", msgBad: false, available: true, busy: false };
+
+  const players = () => (G.book ? G.book.players : []);
+  const result = () => (G.turn && G.turn.result) || (G.book && G.book.result) || null;
+  const gameOver = () => { const r = result(); return !!(r && r.game_over); };
+
+  // ---- loading ------------------------------------------------------------------------------------------------
+  let loading = null;
+  async function refresh() {
+    if (loading) return loading;
+    loading = (async () => {
+      try {
+        const [book, turn] = await Promise.all([T.getJSON("/api/book"), T.getJSON("/api/book/turn")]);
+        G.book = book; G.turn = turn; G.available = true;
+      } catch (e) {
+        if (e.status === 503 || e.status === 404) G.available = false;
+        else { G.msg = "game book: " + e.message; G.msgBad = true; }
+      } finally { loading = null; }
+      render();
+    })();
+    return loading;
+  }
+
+  async function act(path, body, okText) {
+    if (G.busy) return;
+    G.busy = true;
+    try {
+      await T.post(path, body || {});
+      G.msg = okText || ""; G.msgBad = false;
+    } catch (e) { G.msg = e.message; G.msgBad = true; }
+    finally { G.busy = false; }
+    await refresh();
+  }
+
+  // ---- the steps of the round ---------------------------------------------------------------------------------
+  function startGame() {
+    const v = T.view();
+    const ps = v ? [...v.scene.players].sort((a, b) => a.initiative - b.initiative) : [];
+    if (ps.length < 2) { G.msg = "The table's players are not known yet: name them in a disk's Players… dialog."; G.msgBad = true; render(); return; }
+    act("/api/book/new", { players: ps.map((p, i) => ({ id: p.id, initiative: i + 1 })) }, "Game started: round 1, activation phase.");
+  }
+  function nextStep() {
+    const b = G.book;
+    if (!b || !b.started) { startGame(); return; }
+    if (gameOver()) return;
+    if (b.phase === "activation") act("/api/book/phase", { round: b.round, phase: "melee" }, `Round ${b.round}: melee phase.`);
+    else if (b.phase === "melee") act("/api/book/end-phase", {}, "End phase: every token but wounds removed, command cards back in hand.");
+    else if (b.round < G.turn.rounds) act("/api/book/phase", { round: b.round + 1, phase: "activation" }, `Round ${b.round + 1}: activation phase.`);
+  }
+  function nextLabel() {
+    const b = G.book;
+    if (b.phase === "activation") return "To the melee phase";
+    if (b.phase === "melee") return "End phase: clear the tokens";
+    return `Start round ${b.round + 1}`;
+  }
+  function activate(disk) {
+    if (!disk) { G.msg = "Select a disk on the table first."; G.msgBad = true; render(); return; }
+    act("/api/book/activate", { disk }, `${T.diskName(disk)} activated.`);
+  }
+  function cardDone() {
+    if (G.book && G.book.card_turn) act("/api/book/card-done", { player: G.book.card_turn }, `${G.book.card_turn}'s card resolved.`);
+  }
+  function revealCards() {
+    const cards = {};
+    for (const s of document.querySelectorAll("select.card-pick")) if (s.value) cards[s.dataset.player] = s.value;
+    act("/api/book/cards", { cards }, "Cards revealed.");
+  }
+  function undo() {
+    if (G.book && G.book.can_undo) act("/api/book/undo", { steps: 1 }, "The last book entry was undone.");
+  }
+  function openGame() { T.showTab("pane-game"); }
+  function openMelee() { T.showTab("pane-melee"); }
+
+  // ---- drawing ------------------------------------------------------------------------------------------------
+  function turnText() {
+    const b = G.book;
+    if (!b || !b.started) return "";
+    const r = result();
+    if (r && r.game_over) return r.winner ? `Game over — ${r.winner} wins` : "Game over";
+    if (b.phase === "activation") {
+      if (b.card_turn) return `${b.card_turn}'s command card`;
+      const n = G.turn && G.turn.may_activate ? G.turn.may_activate.length : null;
+      return n === null ? "reveal command cards" : `${n} disk${n === 1 ? "" : "s"} may still activate`;
+    }
+    if (b.phase === "melee") return b.melee_recorded ? "melee recorded" : "resolve the fights";
+    return "tokens cleared";
+  }
+
+  function renderBar() {
+    const bar = $("game-bar");
+    if (!G.available) { bar.hidden = true; return; }
+    bar.hidden = false;
+    const b = G.book;
+    if (!b || !b.started) {
+      bar.innerHTML = `<span class="game-none">No game in the book.</span> <button class="btn" id="game-bar-new" type="button">Start a game</button>`;
+      $("game-bar-new").addEventListener("click", startGame);
+      return;
+    }
+    const score = b.players.map((p) => `<span class="game-score" data-player="${esc(p.id)}"><span class="dot" style="background:${T.playerColour(p.id)}"></span>${esc(p.id)} <b>${p.victory_points}</b> VP · ${p.casualties} lost</span>`).join("");
+    bar.innerHTML = `<span class="game-round" id="game-round">Round <b>${b.round}</b>/${G.turn ? G.turn.rounds : 5}</span>`
+      + `<span class="game-phase" id="game-phase" data-phase="${esc(b.phase)}">${esc(PHASE_NAME[b.phase] || b.phase)} phase</span>`
+      + `<span class="game-turn" id="game-turn">${esc(turnText())}</span>${score}`
+      + `<button class="btn" id="game-bar-open" type="button" aria-label="open the game panel">Game ▸</button>`;
+    $("game-bar-open").addEventListener("click", openGame);
+  }
+
+  function activationHtml() {
+    const b = G.book, t = G.turn, h = [];
+    const step = b.command_cards.filter((c) => c.round === b.round).slice(-1)[0];
+    if (b.card_turn) {
+      h.push(`<div class="call" id="game-card-now"><b>${esc(b.card_turn)}</b> resolves their <b>${esc(step.cards[b.card_turn])}</b> card: activate its disks, then say it is done.</div>`);
+      h.push(`<p class="sub">Order: ${step.order.map((p) => (step.resolved.includes(p) ? `<s>${esc(p)}</s>` : esc(p))).join(" → ")}</p>`);
+      h.push(`<div class="row"><button class="btn primary" id="game-card-done" type="button">Card resolved (D)</button></div>`);
+    } else {
+      h.push(`<p class="hint">Command cards (RB p.7): each player picks a strategy; they resolve Bold → Direct → Cunning → Bold, Slow last, ties by initiative.</p>`);
+      for (const p of b.players) {
+        h.push(`<div class="row"><label for="card-${esc(p.id)}" class="card-label">${esc(p.id)}</label><select class="card-pick" id="card-${esc(p.id)}" data-player="${esc(p.id)}"><option value="">no card</option>${STRATEGIES.map(([v, n]) => `<option value="${v}">${n}</option>`).join("")}</select></div>`);
+      }
+      h.push(`<div class="row"><button class="btn" id="game-reveal" type="button">Reveal the cards</button></div>`);
+    }
+    if (t && t.activation) {
+      const may = t.activation.filter((a) => a.may_activate);
+      const mine = (a) => !b.card_turn || a.player === b.card_turn;
+      h.push(`<h3 class="game-h">May still activate (${may.length})</h3>`);
+      h.push(may.length ? `<div class="row" id="game-may">${may.map((a) => `<button class="btn${mine(a) ? "" : " faint"}" type="button" data-activate="${esc(a.disk)}"><span class="dot" style="background:${T.playerColour(a.player)}"></span>${esc(T.diskName(a.disk))}</button>`).join("")}</div>`
+        : '<p class="sub">none</p>');
+      const not = t.activation.filter((a) => !a.may_activate);
+      if (not.length) h.push(`<details><summary class="sub">Cannot activate (${not.length})</summary>${not.map((a) => `<div class="sub">${esc(T.diskName(a.disk))}: ${esc(a.why_not.join("; "))}</div>`).join("")}</details>`);
+      if (t.activation_phase_over) h.push('<p class="call" id="game-activation-over">Every disk is activated or pinned: on to the melee phase (RB p.7).</p>');
+    } else if (t && t.scene_error) h.push(`<p class="msg bad">${esc(t.scene_error)}</p>`);
+    return h.join("");
+  }
+
+  function meleeHtml() {
+    const b = G.book;
+    if (b.melee_recorded) return `<p class="call" id="game-melee-state">The melee of round ${b.round} is recorded in the book.</p>`;
+    return `<p class="hint" id="game-melee-state">Walk the fights in order in the Melee tab and record them there (once per round).</p>`
+      + `<div class="row"><button class="btn" id="game-open-melee" type="button">Open the melee (M)</button></div>`;
+  }
+
+  function resultHtml(r) {
+    const why = r.why === "eliminated" ? "every other player has no disk on the battlefield (RB p.11)" : "five rounds played (RB p.11)";
+    return `<div class="call game-over" id="game-over"><b>Game over</b>: ${r.winner ? `<b>${esc(r.winner)}</b> wins` : "no winner"} — ${why}.`
+      + `<ol>${r.standings.map((s) => `<li>${esc(s.player)}: ${s.victory_points} VP${s.eliminated ? " (eliminated)" : ""}</li>`).join("")}</ol></div>`;
+  }
+
+  function renderPane() {
+    const pane = $("pane-game");
+    if (!pane) return;
+    if (!G.available) { pane.innerHTML = '<p class="hint">This server keeps no game book.</p>'; return; }
+    const b = G.book, h = [];
+    if (!b || !b.started) {
+      h.push('<p class="hint">The game book follows the five rounds: command cards, activations, the melee, the end phase, victory points.</p>');
+      h.push('<div class="row"><button class="btn primary" id="game-new" type="button">Start a game with the table\'s players (N)</button></div>');
+    } else {
+      h.push(`<table class="game-table" id="game-players"><thead><tr><th scope="col">Player</th><th scope="col">Initiative</th><th scope="col">VP</th><th scope="col">Casualties</th></tr></thead><tbody>`
+        + b.players.map((p) => `<tr data-player="${esc(p.id)}"><td><span class="dot" style="background:${T.playerColour(p.id)}"></span>${esc(p.id)}</td><td>${p.initiative}</td><td class="vp">${p.victory_points}</td><td class="lost">${p.casualties}</td></tr>`).join("")
+        + "</tbody></table>");
+      for (const pid of (G.turn && G.turn.eliminated) || []) h.push(`<p class="call">${esc(pid)} has no disk on the battlefield: eliminated (RB p.11).</p>`);
+      const r = result();
+      if (r && r.game_over) h.push(resultHtml(r));
+      else {
+        h.push(`<h3 class="game-h">Round ${b.round}: ${esc(PHASE_NAME[b.phase] || b.phase)} phase</h3>`);
+        if (b.phase === "activation") h.push(activationHtml());
+        else if (b.phase === "melee") h.push(meleeHtml());
+        else h.push('<p class="sub">Every token but wounds is off the disks; the command cards are back in hand (RB p.10).</p>');
+        h.push(`<div class="row"><button class="btn primary" id="game-next" type="button">${esc(nextLabel())} (N)</button></div>`);
+      }
+      h.push(`<div class="row"><button class="btn" id="game-undo" type="button" ${b.can_undo ? "" : "disabled"}>Undo the last book entry (U)</button></div>`);
+    }
+    h.push(`<p class="msg ${G.msgBad ? "bad" : "good"}" id="game-msg" role="status">${esc(G.msg)}</p>`);
+    h.push(`<p class="sub" id="game-keys">Keys: ${KEYS.map(([k, what]) => `<kbd>${k}</kbd> ${what}`).join(" · ")}</p>`);
+    pane.innerHTML = h.join("");
+    const on = (id, f) => { const e = $(id); if (e) e.addEventListener("click", f); };
+    on("game-new", startGame);
+    on("game-next", nextStep);
+    on("game-undo", undo);
+    on("game-card-done", cardDone);
+    on("game-reveal", revealCards);
+    on("game-open-melee", openMelee);
+    for (const e of pane.querySelectorAll("[data-activate]")) e.addEventListener("click", () => activate(e.dataset.activate));
+  }
+
+  function drawMarks(svg, px) {
+    if (!svg) return;
+    const old = svg.querySelector("#game-marks");
+    if (old) old.remove();
+    const v = T.view(), t = G.turn, b = G.book;
+    if (!v || !t || !t.activation || !b || b.phase !== "activation" || gameOver()) return;
+    const k = px || 1;
+    const g = document.createElementNS(NS, "g");
+    g.setAttribute("id", "game-marks");
+    g.setAttribute("pointer-events", "none");  // the rings never take a tap meant for a disk
+    const may = new Set(t.may_activate);
+    for (const d of v.scene.disks) {
+      if (!may.has(d.id)) continue;
+      const now = !b.card_turn || d.player === b.card_turn;
+      const c = document.createElementNS(NS, "circle");
+      for (const [a, val] of Object.entries({ cx: d.x_mm, cy: d.y_mm, r: d.radius_mm + k * 7, fill: "none",
+        stroke: "#4cd98a", "stroke-width": k * (now ? 3.5 : 2), "stroke-dasharray": now ? "" : `${k * 5} ${k * 4}`,
+        class: "may-activate", "data-disk": d.id })) c.setAttribute(a, val);
+      g.appendChild(c);
+    }
+    svg.appendChild(g);
+  }
+
+  let lastPx = 1;
+  function render() {
+    renderBar();
+    renderPane();
+    drawMarks($("table"), lastPx);
+    document.body.dataset.bookEvents = G.book ? `${G.book.events}:${G.book.can_undo}` : "none";
+  }
+
+  // ---- wiring -------------------------------------------------------------------------------------------------
+  document.addEventListener("tablesight:view", () => refresh());
+  document.addEventListener("tablesight:drawn", (e) => { lastPx = e.detail.px; drawMarks(e.detail.svg, e.detail.px); });
+  document.addEventListener("tablesight:select", (e) => { G.selected = e.detail.disk; });
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
+    if (e.target.closest && e.target.closest("input, select, textarea, [contenteditable]")) return;
+    const f = { n: nextStep, a: () => activate(G.selected || T.selected()), d: cardDone, m: openMelee, u: undo, g: openGame }[e.key.toLowerCase()];
+    if (f) { e.preventDefault(); f(); }
+  });
+  // Another device (the phone beside the laptop) may change the book: keep up with it.
+  setInterval(async () => {
+    if (document.hidden || !G.available || loading || G.busy) return;
+    try {
+      const b = await T.getJSON("/api/book");
+      if (!G.book || b.events !== G.book.events || b.can_undo !== G.book.can_undo) refresh();
+    } catch (e) { /* the page's health banner already says when the server is gone */ }
+  }, POLL_MS);
+  refresh();
+})();
