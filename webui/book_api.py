@@ -268,7 +268,11 @@ def _turn_of(book_state: dict[str, Any]) -> dict[str, Any]:
     from rules.diskwars.turn import BookSeat, activation_phase_over, activation_status, players_without_disks
     from webui.book import ROUNDS
 
+    from rules.diskwars.settings import readings_json
+    from rules.diskwars.turn import RoundSettings
+
     out: dict[str, Any] = {"round": book_state["round"], "phase": book_state["phase"], "rounds": ROUNDS,
+                           "settings": readings_json(RoundSettings()),
                            "card_turn": book_state["card_turn"], "activation": None, "may_activate": [],
                            "activation_phase_over": None, "eliminated": [], "scene_error": None}
     result = book_state["result"]

@@ -40,6 +40,26 @@ class TurnError(InputError):
 
 
 @dataclass(frozen=True)
+class RoundSettings:
+    """Readings of the round's rules (each in `rules.diskwars.settings.READINGS`, group "round").
+
+    card_order_after_first:
+        RB p.15: "comparar la estrategia de la carta del jugador inicial con la estrategia de las cartas de los
+        demás jugadores, una por una"; ties by initiative order. The cards that resolve after the first player's
+        are not compared with each other there. "strategy" (default): they keep the strategy order among
+        themselves (RB p.7: Bold before Direct, ...), so with the first player Bold, another Bold card resolves
+        before a Direct one; "initiative": they are all a tie, resolved in initiative order.
+    """
+
+    card_order_after_first: str = "strategy"
+
+    def __post_init__(self) -> None:
+        from rules.diskwars.settings import READING
+
+        READING["card_order_after_first"].check(self.card_order_after_first)
+
+
+@dataclass(frozen=True)
 class BookSeat:
     """A player as the game book knows them: id and initiative (1 = the first player, RB p.12)."""
 
@@ -67,7 +87,8 @@ def _seats_in_order(seats: Sequence[BookSeat]) -> list[BookSeat]:
     return sorted(seats, key=lambda s: s.initiative)
 
 
-def command_order(cards: Iterable[CommandCard], seats: Sequence[BookSeat]) -> tuple[str, ...]:
+def command_order(cards: Iterable[CommandCard], seats: Sequence[BookSeat],
+                  settings: RoundSettings | None = None) -> tuple[str, ...]:
     """The players whose revealed cards resolve, in resolution order.
 
     RB p.15: every card is compared with the first player's card: those that beat it resolve before it, the
@@ -76,7 +97,8 @@ def command_order(cards: Iterable[CommandCard], seats: Sequence[BookSeat]) -> tu
     when the first player played no card, the next player in initiative order who did takes that place. RB p.15:
     when that card is Slow, the other cards are compared with each other; RB p.18: three different non-Slow
     strategies among them are a loop, read as a tie. Slow cards always come last. Ties go by initiative order
-    (RB p.7, 15)."""
+    (RB p.7, 15). How the cards after the first player's compare: `settings.card_order_after_first`."""
+    settings = settings or RoundSettings()
     cards = list(cards)
     rank = {s.id: s.initiative for s in seats}
     seen: set[str] = set()
@@ -98,9 +120,11 @@ def command_order(cards: Iterable[CommandCard], seats: Sequence[BookSeat]) -> tu
         def group(c: CommandCard) -> int:
             if RESOLVES_BEFORE[c.strategy] == ref:
                 return 0  # beats the first player's card
-            if c.strategy == ref:
-                return 1  # equal: the first player (earliest initiative) resolves first
-            return 2  # beaten by the first player's card
+            if c is reference:
+                return 1
+            if settings.card_order_after_first == "initiative":
+                return 2  # after the first player's card, all a tie
+            return 2 if c.strategy == ref else 3  # equal strategy before the one the first player's card beats
 
         fast.sort(key=lambda c: (group(c), rank[c.player]))
     else:
@@ -232,6 +256,6 @@ def victory_points(seats: Sequence[BookSeat], piles: Mapping[str, Sequence[Any]]
 
 
 __all__ = ["ROUNDS", "PHASES", "STRATEGIES", "RESOLVES_BEFORE", "TOKENS_KEPT_AT_END_PHASE",
-           "TOKENS_CLEARED_AT_END_PHASE", "TurnError", "BookSeat", "CommandCard", "command_order",
+           "TOKENS_CLEARED_AT_END_PHASE", "TurnError", "RoundSettings", "BookSeat", "CommandCard", "command_order",
            "DiskActivation", "activation_status", "activation_phase_over", "players_without_disks", "Standing",
            "GameEnd", "game_end", "victory_points"]

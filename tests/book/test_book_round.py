@@ -90,6 +90,7 @@ def test_rb_p8_who_may_activate_and_activating_through_the_api(client):
     post(client, "/api/book/new", {"players": PLAYERS})
     turn = client.get("/api/book/turn").get_json()
     assert turn["round"] == 1 and turn["phase"] == "activation"
+    assert [r["name"] for r in turn["settings"]] == ["card_order_after_first"]  # the reading taken
     assert turn["may_activate"] == ["swords", "troll", "xbows"]  # boyz are pinned
     boyz = next(a for a in turn["activation"] if a["disk"] == "boyz")
     assert boyz["pinned_by"] == ["swords"] and "RB p.8" in boyz["why_not"][0]

@@ -136,3 +136,21 @@ def test_rb_p11_last_player_left_wins_at_once():
     assert not game_end(2, "activation", False, seats, {"a": 5}, eliminated=["a"]).over
     # An eliminated player never wins on points at the end of round 5.
     assert game_end(5, "end", True, seats, {"a": 9, "b": 1, "c": 0}, eliminated=["a"]).winner == "b"
+
+
+def test_rb_p15_cards_after_the_first_players_card_reading_is_a_setting():
+    # RB p.15 compares each card with the first player's only. Frank (first) Bold, Jill Direct, Matt Bold:
+    # "strategy" keeps Bold before Direct after Frank; "initiative" takes them as tied.
+    from rules.diskwars.settings import SettingsError, readings_json
+    from rules.diskwars.turn import RoundSettings
+
+    played = cards(frank="bold", jill="direct", matt="bold")
+    assert command_order(played, THREE) == ("frank", "matt", "jill")
+    assert command_order(played, THREE, RoundSettings("initiative")) == ("frank", "jill", "matt")
+    # The RB p.15 example reads the same either way.
+    example = cards(frank="bold", jill="cunning", matt="direct")
+    assert command_order(example, THREE, RoundSettings("initiative")) == ("jill", "frank", "matt")
+    with pytest.raises(SettingsError, match="card_order_after_first"):
+        RoundSettings("alphabetical")
+    (reading,) = readings_json(RoundSettings())
+    assert reading["name"] == "card_order_after_first" and reading["source"] == "RB p.7, 15" and reading["is_default"]
