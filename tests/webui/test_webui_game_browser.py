@@ -138,6 +138,7 @@ def test_a_whole_game_on_the_page_with_a_reload_and_a_server_restart(browser, tm
         page.keyboard.press("g")
         page.wait_for_selector("#pane-game:not([hidden]) #game-melee-state")
         assert "recorded" in page.locator("#game-melee-state").inner_text()
+        shot(page, "webui-game-melee-laptop")
         for pid in ("orcs", "empire"):  # victory points and casualties per player, in the bar and the panel
             row = page.locator(f'#game-players tr[data-player="{pid}"]')
             assert row.locator(".vp").inner_text() == str(vp[pid])
