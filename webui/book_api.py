@@ -329,3 +329,19 @@ def api_book_activate() -> Response:
         raise InputError(f"disk: {disk}'s owner is unknown: say whose it is first")
     unit = next((d.unit for d in scene.disks if d.id == disk), None)
     return jsonify(book.set_tokens(disk, player=s.player, unit=unit, activation=1))
+
+
+# -- a ranged attack from the current table (the same code as `tablesight shoot`) ---------------------------------
+
+
+@blueprint.get("/api/shoot/<disk>")
+def api_shoot(disk: str) -> Response:
+    """`tablesight.ranged/1` for `disk` shooting now: the current scene and report, the catalog, and the game
+    book's activation tokens (an activated disk cannot shoot, RB p.8). 400 naming the shooter when it is not on
+    the table or its unit is not in the catalog."""
+    from rules.diskwars.shooting import activated_in_book, ranged_attack
+
+    scene, report = _scene_and_report()
+    book = current_app.extensions.get("tablesight.book")
+    activated = activated_in_book(book.state()) if book is not None else set()
+    return jsonify(ranged_attack(scene, disk, catalog=_catalog(), report=report, activated=activated).to_json())

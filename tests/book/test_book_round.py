@@ -196,3 +196,18 @@ def test_rb_p7_the_melee_of_a_round_is_recorded_once(tmp_path):
     book.set_phase(2, "melee")
     assert not book.state()["melee_recorded"]
     book.close()
+
+
+def test_rb_p8_shoot_route_is_the_shoot_command_with_the_books_tokens(app, client):
+    from rules.diskwars.shooting import ranged_attack
+
+    post(client, "/api/book/new", {"players": PLAYERS})
+    doc = client.get("/api/shoot/xbows").get_json()
+    assert doc == ranged_attack(scene_doc(TABLE), "xbows").to_json()  # the same code as `tablesight shoot`
+    assert doc["can_shoot"] and {t["target"] for t in doc["targets"]} == {"boyz", "swords", "troll"}
+    post(client, "/api/book/activate", {"disk": "xbows"})
+    doc = client.get("/api/shoot/xbows").get_json()
+    assert not doc["can_shoot"] and "already activated" in doc["why_not"]  # the book's token counts (RB p.8)
+    assert "pinned by swords" in client.get("/api/shoot/boyz").get_json()["why_not"]
+    bad = client.get("/api/shoot/nobody")
+    assert bad.status_code == 400 and bad.get_json()["error"].startswith("shooter:")

@@ -203,3 +203,49 @@ def test_the_game_bar_is_in_sight_on_a_laptop_and_a_phone(browser, tmp_path):
             page.close()
     finally:
         server.close()
+
+
+def test_shoot_from_the_page_rings_targets_by_band_and_marks_cover(browser, tmp_path):
+    import json
+
+    from rules.diskwars.shooting import ranged_attack
+
+    doc = json.loads((HERE / "scene_webui_skirmish.json").read_text())
+    for d in doc["disks"]:  # d7 on the forest (Cover), d6 behind it (no line of sight from d5)
+        if d["id"] == "d7":
+            d["x_mm"], d["y_mm"] = 280, 440
+        if d["id"] == "d6":
+            d["x_mm"], d["y_mm"] = 170, 560
+    scene_file = tmp_path / "scene.json"
+    scene_file.write_text(json.dumps(doc))
+    server = Server(SceneFileFeed(scene_file, poll_s=0.1), tmp_path / "data")
+    try:
+        page = open_page(browser, server.url)
+        v = server.app.extensions["tablesight.webui"].view()
+        expected = ranged_attack(v.scene, "d5", report=v.report)  # what `tablesight shoot` prints
+        page.click('g.disk[data-disk="d5"]', force=True)
+        page.wait_for_selector("#game-bar-shoot")
+        page.keyboard.press("s")
+        page.wait_for_selector("#pane-game:not([hidden]) #game-shot-title")
+        rings = page.locator("#game-marks circle.shot-target")
+        shown = {rings.nth(i).get_attribute("data-disk"): rings.nth(i).get_attribute("data-band")
+                 for i in range(rings.count())}
+        assert shown == {t.target: t.band for t in expected.targets}
+        covers = page.locator("#game-marks text.shot-cover")
+        assert [covers.nth(i).get_attribute("data-disk") for i in range(covers.count())] == \
+            [t.target for t in expected.targets if t.cover] == ["d7"]
+        assert page.locator('#game-marks circle.shot-not[data-disk="d6"]').count() == 1  # no line of sight
+        assert "cover" in page.locator('#game-shot-targets tr[data-target="d7"]').inner_text()
+        shot(page, "webui-game-shoot-laptop")
+        page.keyboard.press("Escape")
+        page.wait_for_function("!document.querySelector('#game-marks circle.shot-target')")
+        # A pinned disk cannot shoot (RB p.8): the reason, and no targets ringed.
+        page.click('g.disk[data-disk="d2"]', force=True)
+        page.wait_for_selector("#game-bar-shoot")
+        page.click("#game-bar-shoot")
+        page.wait_for_selector("#game-shot-why")
+        assert "pinned by d3" in page.locator("#game-shot-why").inner_text()
+        assert not page.errors, page.errors
+        page.close()
+    finally:
+        server.close()

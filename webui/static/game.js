@@ -1,6 +1,7 @@
 /* tablesight — the game on the table page: round and phase, command cards, the disks that may still activate
  * (ringed on the table), the melee recorded once, the end phase, victory points and casualties, undo, and
- * keyboard shortcuts. Everything shown comes from the game book (/api/book, /api/book/turn), never from page
+ * keyboard shortcuts; and a ranged attack from the selected disk (/api/shoot/<id>, the same code as
+ * `tablesight shoot`): its targets ringed in their band's colour, cover marked. Everything shown comes from the game book (/api/book, /api/book/turn), never from page
  * memory, so a reload, a second device or a restarted server shows the same game.
  *
  * table.js announces "tablesight:view" (a new view of the table), "tablesight:drawn" (the table was redrawn:
@@ -17,10 +18,10 @@
   const PHASE_NAME = { activation: "Activation", melee: "Melee", end: "End" };
   const STRATEGIES = [["bold", "Bold"], ["direct", "Direct"], ["cunning", "Cunning"], ["slow", "Slow"]];
   const POLL_MS = 2000; // another device may change the book: look for new entries this often
-  const KEYS = [["N", "next step of the round"], ["A", "activate the selected disk"], ["D", "the current card is resolved"],
+  const KEYS = [["N", "next step of the round"], ["A", "activate the selected disk"], ["S", "shoot with the selected disk"], ["D", "the current card is resolved"],
     ["M", "the melee"], ["U", "undo the last book entry"], ["G", "this game panel"]];
 
-  const G = { book: null, turn: null, selected: null, msg: "", msgBad: false, available: true, busy: false };
+  const G = { book: null, turn: null, selected: null, msg: "", msgBad: false, available: true, busy: false, shot: null };
 
   const players = () => (G.book ? G.book.players : []);
   const result = () => (G.turn && G.turn.result) || (G.book && G.book.result) || null;
@@ -90,6 +91,14 @@
   function undo() {
     if (G.book && G.book.can_undo) act("/api/book/undo", { steps: 1 }, "The last book entry was undone.");
   }
+  async function shoot(disk) {
+    if (!disk) { G.msg = "Select the shooter on the table first."; G.msgBad = true; render(); return; }
+    try { G.shot = await T.getJSON(`/api/shoot/${encodeURIComponent(disk)}`); G.msg = ""; G.msgBad = false; }
+    catch (e) { G.shot = null; G.msg = e.message; G.msgBad = true; }
+    openGame();
+    render();
+  }
+  function closeShot() { if (G.shot) { G.shot = null; render(); } }
   function openGame() { T.showTab("pane-game"); }
   function openMelee() { T.showTab("pane-melee"); }
 
@@ -113,17 +122,22 @@
     if (!G.available) { bar.hidden = true; return; }
     bar.hidden = false;
     const b = G.book;
+    const shootBtn = G.selected ? `<button class="btn" id="game-bar-shoot" type="button">Shoot with ${esc(T.diskName(G.selected))} (S)</button>` : "";
+    const wireShoot = () => { if ($("game-bar-shoot")) $("game-bar-shoot").addEventListener("click", () => shoot(G.selected)); };
     if (!b || !b.started) {
-      bar.innerHTML = `<span class="game-none">No game in the book.</span> <button class="btn" id="game-bar-new" type="button">Start a game</button>`;
+      bar.innerHTML = `<span class="game-none">No game in the book.</span> <button class="btn" id="game-bar-new" type="button">Start a game</button>${shootBtn}`;
       $("game-bar-new").addEventListener("click", startGame);
+      wireShoot();
       return;
     }
     const score = b.players.map((p) => `<span class="game-score" data-player="${esc(p.id)}"><span class="dot" style="background:${T.playerColour(p.id)}"></span>${esc(p.id)} <b>${p.victory_points}</b> VP · ${p.casualties} lost</span>`).join("");
     bar.innerHTML = `<span class="game-round" id="game-round">Round <b>${b.round}</b>/${G.turn ? G.turn.rounds : 5}</span>`
       + `<span class="game-phase" id="game-phase" data-phase="${esc(b.phase)}">${esc(PHASE_NAME[b.phase] || b.phase)} phase</span>`
       + `<span class="game-turn" id="game-turn">${esc(turnText())}</span>${score}`
-      + `<button class="btn" id="game-bar-open" type="button" aria-label="open the game panel">Game ▸</button>`;
+      + `<button class="btn" id="game-bar-open" type="button" aria-label="open the game panel">Game ▸</button>`
+      + shootBtn;
     $("game-bar-open").addEventListener("click", openGame);
+    wireShoot();
   }
 
   function activationHtml() {
@@ -166,6 +180,19 @@
       + `<ol>${r.standings.map((s) => `<li>${esc(s.player)}: ${s.victory_points} VP${s.eliminated ? " (eliminated)" : ""}</li>`).join("")}</ol></div>`;
   }
 
+  function shotHtml(r) {
+    const h = [`<h3 class="game-h" id="game-shot-title">Shooting: ${esc(T.diskName(r.shooter))}</h3>`];
+    if (!r.can_shoot) h.push(`<p class="call" id="game-shot-why">Cannot shoot: ${esc(r.why_not)}</p>`);
+    if (r.targets.length) {
+      h.push(`<table class="game-table" id="game-shot-targets"><thead><tr><th scope="col">Target</th><th scope="col">Band</th><th scope="col">mm</th><th scope="col">Dice</th></tr></thead><tbody>`
+        + r.targets.map((t) => `<tr data-target="${esc(t.target)}" data-band="${esc(t.band)}"><td>${esc(T.diskName(t.target))}</td><td><span class="dot" style="background:${T.bandColour(t.band)}"></span>${esc(t.band)}</td><td>${Number(t.distance_mm).toFixed(0)}</td><td>${t.dice ?? "?"}${t.cover ? " (cover −1)" : ""}${t.only_criticals ? " crits only" : ""}</td></tr>`).join("")
+        + "</tbody></table>");
+    }
+    if (r.not_targets.length) h.push(`<details><summary class="sub">Not targets (${r.not_targets.length})</summary>${r.not_targets.map((n) => `<div class="sub">${esc(T.diskName(n.disk))}: ${esc(n.reason)}</div>`).join("")}</details>`);
+    h.push('<div class="row"><button class="btn" id="game-shot-close" type="button">Done shooting</button></div>');
+    return h.join("");
+  }
+
   function renderPane() {
     const pane = $("pane-game");
     if (!pane) return;
@@ -190,9 +217,13 @@
       }
       h.push(`<div class="row"><button class="btn" id="game-undo" type="button" ${b.can_undo ? "" : "disabled"}>Undo the last book entry (U)</button></div>`);
     }
+    if (G.shot) h.push(shotHtml(G.shot));
     h.push(`<p class="msg ${G.msgBad ? "bad" : "good"}" id="game-msg" role="status">${esc(G.msg)}</p>`);
     h.push(`<p class="sub" id="game-keys">Keys: ${KEYS.map(([k, what]) => `<kbd>${k}</kbd> ${what}`).join(" · ")}</p>`);
+    // A redraw (another device's change, a new selection) keeps the cards being picked.
+    const picks = new Map([...pane.querySelectorAll("select.card-pick")].map((e) => [e.id, e.value]));
     pane.innerHTML = h.join("");
+    for (const [id, value] of picks) if ($(id)) $(id).value = value;
     const on = (id, f) => { const e = $(id); if (e) e.addEventListener("click", f); };
     on("game-new", startGame);
     on("game-next", nextStep);
@@ -200,6 +231,7 @@
     on("game-card-done", cardDone);
     on("game-reveal", revealCards);
     on("game-open-melee", openMelee);
+    on("game-shot-close", closeShot);
     for (const e of pane.querySelectorAll("[data-activate]")) e.addEventListener("click", () => activate(e.dataset.activate));
   }
 
@@ -208,22 +240,48 @@
     const old = svg.querySelector("#game-marks");
     if (old) old.remove();
     const v = T.view(), t = G.turn, b = G.book;
-    if (!v || !t || !t.activation || !b || b.phase !== "activation" || gameOver()) return;
+    if (!v) return;
     const k = px || 1;
     const g = document.createElementNS(NS, "g");
     g.setAttribute("id", "game-marks");
-    g.setAttribute("pointer-events", "none");  // the rings never take a tap meant for a disk
-    const may = new Set(t.may_activate);
-    for (const d of v.scene.disks) {
-      if (!may.has(d.id)) continue;
-      const now = !b.card_turn || d.player === b.card_turn;
-      const c = document.createElementNS(NS, "circle");
-      for (const [a, val] of Object.entries({ cx: d.x_mm, cy: d.y_mm, r: d.radius_mm + k * 7, fill: "none",
-        stroke: "#4cd98a", "stroke-width": k * (now ? 3.5 : 2), "stroke-dasharray": now ? "" : `${k * 5} ${k * 4}`,
-        class: "may-activate", "data-disk": d.id })) c.setAttribute(a, val);
-      g.appendChild(c);
+    g.setAttribute("pointer-events", "none");  // the marks never take a tap meant for a disk
+    const add = (tag, attrs, text) => {
+      const e = document.createElementNS(NS, tag);
+      for (const [a, val] of Object.entries(attrs)) e.setAttribute(a, val);
+      if (text) e.textContent = text;
+      g.appendChild(e);
+      return e;
+    };
+    const byId = new Map(v.scene.disks.map((d) => [d.id, d]));
+    if (t && t.activation && b && b.phase === "activation" && !gameOver() && !G.shot) {
+      const may = new Set(t.may_activate);
+      for (const d of v.scene.disks) {
+        if (!may.has(d.id)) continue;
+        const now = !b.card_turn || d.player === b.card_turn;
+        add("circle", { cx: d.x_mm, cy: d.y_mm, r: d.radius_mm + k * 7, fill: "none", stroke: "#4cd98a",
+          "stroke-width": k * (now ? 3.5 : 2), "stroke-dasharray": now ? "" : `${k * 5} ${k * 4}`, class: "may-activate", "data-disk": d.id });
+      }
     }
-    svg.appendChild(g);
+    if (G.shot) {
+      // Targets in their band's colour (as the range rings), cover marked; disks out of sight crossed out.
+      for (const tg of G.shot.targets) {
+        const d = byId.get(tg.target);
+        if (!d) continue;
+        add("circle", { cx: d.x_mm, cy: d.y_mm, r: d.radius_mm + k * 6, fill: "none", stroke: T.bandColour(tg.band),
+          "stroke-width": k * 4, class: "shot-target", "data-disk": d.id, "data-band": tg.band });
+        if (tg.cover) {
+          add("text", { x: d.x_mm + d.radius_mm, y: d.y_mm - d.radius_mm, "font-size": k * 14, "font-weight": 800,
+            fill: "#fff", stroke: "#000", "stroke-width": k * 0.8, class: "shot-cover", "data-disk": d.id }, "cover −1");
+        }
+      }
+      for (const n of G.shot.not_targets) {
+        const d = byId.get(n.disk);
+        if (!d || n.disk === G.shot.shooter) continue;
+        add("circle", { cx: d.x_mm, cy: d.y_mm, r: d.radius_mm + k * 6, fill: "none", stroke: "#ff6b6b",
+          "stroke-width": k * 2, "stroke-dasharray": `${k * 3} ${k * 3}`, class: "shot-not", "data-disk": d.id });
+      }
+    }
+    if (g.childNodes.length) svg.appendChild(g);
   }
 
   let lastPx = 1;
@@ -237,11 +295,17 @@
   // ---- wiring -------------------------------------------------------------------------------------------------
   document.addEventListener("tablesight:view", () => refresh());
   document.addEventListener("tablesight:drawn", (e) => { lastPx = e.detail.px; drawMarks(e.detail.svg, e.detail.px); });
-  document.addEventListener("tablesight:select", (e) => { G.selected = e.detail.disk; });
+  document.addEventListener("tablesight:select", (e) => {
+    G.selected = e.detail.disk;
+    if (G.shot && G.shot.shooter !== G.selected) G.shot = null;  // a new selection ends the shot on the table
+    render();
+  });
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
     if (e.target.closest && e.target.closest("input, select, textarea, [contenteditable]")) return;
-    const f = { n: nextStep, a: () => activate(G.selected || T.selected()), d: cardDone, m: openMelee, u: undo, g: openGame }[e.key.toLowerCase()];
+    if (e.key === "Escape") { closeShot(); return; }
+    const f = { n: nextStep, a: () => activate(G.selected || T.selected()), s: () => shoot(G.selected || T.selected()),
+      d: cardDone, m: openMelee, u: undo, g: openGame }[e.key.toLowerCase()];
     if (f) { e.preventDefault(); f(); }
   });
   // Another device (the phone beside the laptop) may change the book: keep up with it.

@@ -749,7 +749,7 @@
   // "tablesight:select" (the selected disk), and use the same requests and names through window.tablesight.
   function announce(what, detail) { document.dispatchEvent(new CustomEvent("tablesight:" + what, { detail })); }
   window.tablesight = { getJSON, post, diskName, playerColour, esc, view: () => S.view, selected: () => S.selected,
-    selectDisk, showTab };
+    selectDisk, showTab, bandColour: (b) => BAND_COLOUR[b] };
 
   // ---- wiring ---------------------------------------------------------------------------------------------------
   for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.pane));
