@@ -345,3 +345,23 @@ def api_shoot(disk: str) -> Response:
     book = current_app.extensions.get("tablesight.book")
     activated = activated_in_book(book.state()) if book is not None else set()
     return jsonify(ranged_attack(scene, disk, catalog=_catalog(), report=report, activated=activated).to_json())
+
+
+@blueprint.post("/api/move")
+def api_move() -> Response:
+    """`tablesight.move/1` between two scenes of this table: {"before": scene, "after": scene} (the page sends the
+    last two stable scenes it saw). Changes nothing; 400 naming the reason when no disk or several moved."""
+    from rules.diskwars.movement import move_consequences
+    from tablesight.scene import Scene
+
+    body = _only(_body(), {"before", "after"})
+    scenes = []
+    for key in ("before", "after"):
+        doc = body.get(key)
+        if not isinstance(doc, dict):
+            raise InputError(f"{key}: expected a scene (tablesight.scene/1)")
+        try:
+            scenes.append(Scene.from_json(doc))
+        except InputError as exc:
+            raise InputError(f"{key}: {exc}") from None
+    return jsonify(move_consequences(scenes[0], scenes[1], catalog=_catalog()).to_json())

@@ -211,3 +211,19 @@ def test_rb_p8_shoot_route_is_the_shoot_command_with_the_books_tokens(app, clien
     assert "pinned by swords" in client.get("/api/shoot/boyz").get_json()["why_not"]
     bad = client.get("/api/shoot/nobody")
     assert bad.status_code == 400 and bad.get_json()["error"].startswith("shooter:")
+
+
+def test_rb_p8_move_route_is_the_move_command_and_refuses_naming_the_field(client):
+    from rules.diskwars.movement import move_consequences
+
+    before = {"format": "tablesight.scene/1", "players": PLAYERS, "disks": TABLE}
+    moved = [dict(x, x_mm=470, y_mm=500, z=2) if x["id"] == "xbows" else x for x in TABLE]
+    after = dict(before, disks=moved)
+    doc = post(client, "/api/move", {"before": before, "after": after}).get_json()
+    assert doc == move_consequences(Scene.from_json(before), Scene.from_json(after)).to_json()
+    assert doc["moved"] == "xbows" and [p["disk"] for p in doc["newly_pinned"]] == ["troll"]
+    for body, field in [({"before": before, "after": before}, "no disk moved"), ({"before": before}, "after"),
+                        ({"before": {"format": "tablesight.scene/1", "disks": "x"}, "after": after}, "before:"),
+                        ({"before": before, "after": after, "x": 1}, "unknown field")]:
+        r = post(client, "/api/move", body)
+        assert r.status_code == 400 and field in r.get_json()["error"], (field, r.get_json())

@@ -249,3 +249,49 @@ def test_shoot_from_the_page_rings_targets_by_band_and_marks_cover(browser, tmp_
         page.close()
     finally:
         server.close()
+
+
+def test_a_move_between_two_stable_scenes_is_shown_until_dismissed(browser, tmp_path):
+    import json
+
+    from rules.diskwars.movement import move_consequences
+    from tablesight.scene import Scene
+
+    doc = json.loads((HERE / "scene_webui_skirmish.json").read_text())
+    scene_file = tmp_path / "scene.json"
+    scene_file.write_text(json.dumps(doc))
+    server = Server(SceneFileFeed(scene_file, poll_s=0.1), tmp_path / "data")
+    try:
+        page = open_page(browser, server.url)
+        key = page.evaluate("document.body.dataset.viewKey")
+        # d7 (orcs) flips from (150, 200) onto d1 (empire) at (420, 300): 266 mm, on top of it.
+        moved = json.loads(json.dumps(doc))
+        for d in moved["disks"]:
+            if d["id"] == "d7":
+                d["x_mm"], d["y_mm"], d["z"] = 400, 290, 3
+        scene_file.write_text(json.dumps(moved))
+        page.wait_for_function(f"document.body.dataset.viewKey !== '{key}'")
+        page.wait_for_selector("#game-move")
+        assert page.evaluate("document.body.dataset.moveChecked").endswith(":d7")
+        expected = move_consequences(Scene.from_json(doc), Scene.from_json(moved))
+        text = page.locator("#game-move").inner_text()
+        assert expected.moved == "d7" and f"{expected.flips_needed} flips" in text
+        assert [p.disk for p in expected.newly_pinned] == ["d1"] and "pins Empire Swordsmen (d1) (enemy)" in text
+        shot(page, "webui-game-move-laptop")
+        page.click("#game-move-dismiss")
+        page.wait_for_function("!document.querySelector('#game-move')")
+        # Two disks moved at once: not one move, nothing shown.
+        key = page.evaluate("document.body.dataset.viewKey")
+        both = json.loads(json.dumps(moved))
+        for d in both["disks"]:
+            if d["id"] in ("d5", "d4"):
+                d["x_mm"] += 60
+        scene_file.write_text(json.dumps(both))
+        page.wait_for_function(f"document.body.dataset.viewKey !== '{key}'")
+        version = page.evaluate("document.body.dataset.viewKey").split(".")[0]
+        page.wait_for_function(f"document.body.dataset.moveChecked === '{version}:none'")
+        assert page.locator("#game-move").count() == 0
+        assert not page.errors, page.errors
+        page.close()
+    finally:
+        server.close()

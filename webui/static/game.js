@@ -1,7 +1,8 @@
 /* tablesight — the game on the table page: round and phase, command cards, the disks that may still activate
  * (ringed on the table), the melee recorded once, the end phase, victory points and casualties, undo, and
  * keyboard shortcuts; and a ranged attack from the selected disk (/api/shoot/<id>, the same code as
- * `tablesight shoot`): its targets ringed in their band's colour, cover marked. Everything shown comes from the game book (/api/book, /api/book/turn), never from page
+ * `tablesight shoot`): its targets ringed in their band's colour, cover marked; and what a move did when one disk
+ * moved between two stable scenes (/api/move, as `tablesight move`), until dismissed. Everything shown comes from the game book (/api/book, /api/book/turn), never from page
  * memory, so a reload, a second device or a restarted server shows the same game.
  *
  * table.js announces "tablesight:view" (a new view of the table), "tablesight:drawn" (the table was redrawn:
@@ -21,7 +22,8 @@
   const KEYS = [["N", "next step of the round"], ["A", "activate the selected disk"], ["S", "shoot with the selected disk"], ["D", "the current card is resolved"],
     ["M", "the melee"], ["U", "undo the last book entry"], ["G", "this game panel"]];
 
-  const G = { book: null, turn: null, selected: null, msg: "", msgBad: false, available: true, busy: false, shot: null };
+  const G = { book: null, turn: null, selected: null, msg: "", msgBad: false, available: true, busy: false, shot: null,
+    move: null, lastScene: null, lastVersion: null };
 
   const players = () => (G.book ? G.book.players : []);
   const result = () => (G.turn && G.turn.result) || (G.book && G.book.result) || null;
@@ -98,6 +100,27 @@
     openGame();
     render();
   }
+  // One disk moved between the last two stable scenes: say what the move did (flips, new pins and Impact,
+  // terrain entered, off the battlefield). No disk or several moved: nothing to say.
+  async function checkMove(v) {
+    const before = G.lastScene, version = v.version;
+    if (G.lastVersion === version) return;
+    G.lastScene = v.scene; G.lastVersion = version;
+    if (!before || v.busy) return;
+    try { G.move = await T.post("/api/move", { before, after: v.scene }); }
+    catch (e) { document.body.dataset.moveChecked = `${version}:none`; return; }
+    render();
+    document.body.dataset.moveChecked = `${version}:${G.move.moved}`;
+  }
+  function moveHtml(m) {
+    const parts = [`<b>${esc(T.diskName(m.moved))}</b> moved ${Number(m.distance_mm).toFixed(0)} mm: ${m.flips_needed} flip${m.flips_needed === 1 ? "" : "s"}`
+      + (m.flip_budget === null ? "" : ` of ${m.flip_budget}${m.within_budget === false ? " — <b>more than its Move</b>" : ""}`)];
+    for (const p of m.newly_pinned) parts.push(`pins ${esc(T.diskName(p.disk))}${p.enemy ? " (enemy)" : ""}${p.impact_damage ? ` — Impact ${p.impact_damage}` : ""}${p.fortified ? " (Fortified: no Impact)" : ""}`);
+    for (const t of m.terrain_entered) if (t.entered) parts.push(`on ${esc(t.name || t.terrain)}${t.consequences.length ? ": " + t.consequences.map((c) => esc(c.text)).join("; ") : ""}`);
+    for (const c of [...m.pinned_enemy_stop, ...m.rough_stop]) parts.push(esc(c.note));
+    if (m.off_battlefield && m.off_battlefield.wholly) parts.push("<b>wholly off the battlefield: a casualty</b> (RB p.20)");
+    return `<div class="game-move" id="game-move" role="status"><span>${parts.join(" · ")}</span> <button class="btn" id="game-move-dismiss" type="button">Dismiss</button></div>`;
+  }
   function closeShot() { if (G.shot) { G.shot = null; render(); } }
   function openGame() { T.showTab("pane-game"); }
   function openMelee() { T.showTab("pane-melee"); }
@@ -117,8 +140,20 @@
     return "tokens cleared";
   }
 
+  function renderMove() {
+    let box = $("game-move-box");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "game-move-box";
+      $("game-bar").after(box);
+    }
+    box.innerHTML = G.move ? moveHtml(G.move) : "";
+    if ($("game-move-dismiss")) $("game-move-dismiss").addEventListener("click", () => { G.move = null; renderMove(); });
+  }
+
   function renderBar() {
     const bar = $("game-bar");
+    renderMove();
     if (!G.available) { bar.hidden = true; return; }
     bar.hidden = false;
     const b = G.book;
@@ -293,7 +328,7 @@
   }
 
   // ---- wiring -------------------------------------------------------------------------------------------------
-  document.addEventListener("tablesight:view", () => refresh());
+  document.addEventListener("tablesight:view", (e) => { checkMove(e.detail.view); refresh(); });
   document.addEventListener("tablesight:drawn", (e) => { lastPx = e.detail.px; drawMarks(e.detail.svg, e.detail.px); });
   document.addEventListener("tablesight:select", (e) => {
     G.selected = e.detail.disk;
