@@ -365,3 +365,15 @@ def api_move() -> Response:
         except InputError as exc:
             raise InputError(f"{key}: {exc}") from None
     return jsonify(move_consequences(scenes[0], scenes[1], catalog=_catalog()).to_json())
+
+
+@blueprint.get("/api/deploy")
+def api_deploy() -> Response:
+    """`tablesight.deployment/1` for the current table (as `tablesight deploy`): the scene's deployment zones, or
+    zones from `?edge=PLAYER=EDGE` (repeatable); `?reinforcement=DISK` (repeatable) checks a disk's entry as a
+    reinforcement instead."""
+    from rules.diskwars.deployment import check_deployment, parse_edges
+
+    scene, _ = _scene_and_report()
+    edges = parse_edges(request.args.getlist("edge"))
+    return jsonify(check_deployment(scene, edges=edges, reinforcements=request.args.getlist("reinforcement")).to_json())

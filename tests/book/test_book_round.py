@@ -227,3 +227,12 @@ def test_rb_p8_move_route_is_the_move_command_and_refuses_naming_the_field(clien
                         ({"before": before, "after": after, "x": 1}, "unknown field")]:
         r = post(client, "/api/move", body)
         assert r.status_code == 400 and field in r.get_json()["error"], (field, r.get_json())
+
+
+def test_deploy_route_is_the_deploy_command(client):
+    from rules.diskwars.deployment import check_deployment
+
+    doc = client.get("/api/deploy?edge=orcs=top&edge=empire=bottom").get_json()
+    assert doc == check_deployment(scene_doc(TABLE), edges={"orcs": "top", "empire": "bottom"}).to_json()
+    bad = client.get("/api/deploy?edge=orcs=up")
+    assert bad.status_code == 400 and "edge" in bad.get_json()["error"]

@@ -295,3 +295,37 @@ def test_a_move_between_two_stable_scenes_is_shown_until_dismissed(browser, tmp_
         page.close()
     finally:
         server.close()
+
+
+def test_the_deployment_check_rings_the_disks_that_break_it(browser, tmp_path):
+    import json
+
+    from rules.diskwars.deployment import check_deployment
+
+    doc = json.loads((HERE / "scene_webui_skirmish.json").read_text())
+    doc.pop("deployment_zones", None)  # no zones in the scene: the players give their edges on the page
+    scene_file = tmp_path / "scene.json"
+    scene_file.write_text(json.dumps(doc))
+    server = Server(SceneFileFeed(scene_file, poll_s=0.1), tmp_path / "data")
+    try:
+        page = open_page(browser, server.url)
+        page.keyboard.press("g")
+        page.click("#game-deploy-box summary")
+        page.select_option("#edge-orcs", "bottom")
+        page.select_option("#edge-empire", "top")
+        page.click("#game-deploy")
+        page.wait_for_selector("#game-deploy-result")
+        v = server.app.extensions["tablesight.webui"].view()
+        expected = check_deployment(v.scene, edges={"orcs": "bottom", "empire": "top"})
+        bad = page.locator("#game-marks circle.deploy-bad")
+        assert sorted(bad.nth(i).get_attribute("data-disk") for i in range(bad.count())) == \
+            sorted(d.disk for d in expected.disks if not d.ok)
+        assert page.locator("#game-marks polygon.deploy-zone").count() == len(expected.zones) == 2
+        assert "on an enemy zone" in page.locator('#game-deploy-result .call[data-disk="d7"]').inner_text()
+        shot(page, "webui-game-deploy-laptop")
+        page.click("#game-deploy-close")
+        page.wait_for_function("!document.querySelector('#game-marks circle.deploy-bad')")
+        assert not page.errors, page.errors
+        page.close()
+    finally:
+        server.close()

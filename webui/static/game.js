@@ -2,7 +2,8 @@
  * (ringed on the table), the melee recorded once, the end phase, victory points and casualties, undo, and
  * keyboard shortcuts; and a ranged attack from the selected disk (/api/shoot/<id>, the same code as
  * `tablesight shoot`): its targets ringed in their band's colour, cover marked; and what a move did when one disk
- * moved between two stable scenes (/api/move, as `tablesight move`), until dismissed. Everything shown comes from the game book (/api/book, /api/book/turn), never from page
+ * moved between two stable scenes (/api/move, as `tablesight move`), until dismissed; and the deployment check
+ * (/api/deploy, as `tablesight deploy`) with the disks that break it ringed in red. Everything shown comes from the game book (/api/book, /api/book/turn), never from page
  * memory, so a reload, a second device or a restarted server shows the same game.
  *
  * table.js announces "tablesight:view" (a new view of the table), "tablesight:drawn" (the table was redrawn:
@@ -23,7 +24,7 @@
     ["M", "the melee"], ["U", "undo the last book entry"], ["G", "this game panel"]];
 
   const G = { book: null, turn: null, selected: null, msg: "", msgBad: false, available: true, busy: false, shot: null,
-    move: null, lastScene: null, lastVersion: null };
+    move: null, lastScene: null, lastVersion: null, deploy: null };
 
   const players = () => (G.book ? G.book.players : []);
   const result = () => (G.turn && G.turn.result) || (G.book && G.book.result) || null;
@@ -120,6 +121,33 @@
     for (const c of [...m.pinned_enemy_stop, ...m.rough_stop]) parts.push(esc(c.note));
     if (m.off_battlefield && m.off_battlefield.wholly) parts.push("<b>wholly off the battlefield: a casualty</b> (RB p.20)");
     return `<div class="game-move" id="game-move" role="status"><span>${parts.join(" · ")}</span> <button class="btn" id="game-move-dismiss" type="button">Dismiss</button></div>`;
+  }
+  async function checkDeployment() {
+    const q = [...document.querySelectorAll("select.edge-pick")].filter((e) => e.value)
+      .map((e) => "edge=" + encodeURIComponent(`${e.dataset.player}=${e.value}`)).join("&");
+    try { G.deploy = await T.getJSON("/api/deploy" + (q ? "?" + q : "")); G.msg = ""; G.msgBad = false; }
+    catch (e) { G.deploy = null; G.msg = e.message; G.msgBad = true; }
+    render();
+  }
+  const PROBLEM = { disk_outside_zone: "not wholly inside its deployment zone", disk_in_enemy_zone: "on an enemy zone",
+    disk_on_enemy_disk: "on an enemy disk" };
+  function deployHtml() {
+    const v = T.view(), d = G.deploy, h = ['<details id="game-deploy-box"' + (d ? " open" : "") + '><summary class="game-h">Deployment</summary>'];
+    if (v && !(v.scene.deployment_zones || []).length) {
+      h.push('<p class="sub">The scene has no deployment zones: say each player\'s edge (zones to medium range, RB p.13).</p>');
+      for (const p of v.scene.players) {
+        h.push(`<div class="row"><label class="card-label" for="edge-${esc(p.id)}">${esc(p.id)}</label><select class="edge-pick" id="edge-${esc(p.id)}" data-player="${esc(p.id)}"><option value="">edge?</option>${["top", "bottom", "left", "right"].map((e) => `<option value="${e}">${e}</option>`).join("")}</select></div>`);
+      }
+    }
+    h.push('<div class="row"><button class="btn" id="game-deploy" type="button">Check the deployment</button>' + (d ? '<button class="btn" id="game-deploy-close" type="button">Hide</button>' : "") + "</div>");
+    if (d) {
+      const bad = d.disks.filter((x) => !x.ok);
+      h.push(bad.length ? `<div id="game-deploy-result">${bad.map((x) => `<div class="call" data-disk="${esc(x.disk)}">${esc(T.diskName(x.disk))}: ${[...new Set(x.problems.map((p) => PROBLEM[p.kind] || p.note || p.kind))].map(esc).join("; ")}</div>`).join("")}</div>`
+        : `<p class="call" id="game-deploy-result">Every disk is deployed correctly${d.zone_source === "none" ? " (no zones known)" : ""}.</p>`);
+      for (const t of d.terrain_setup || []) h.push(`<div class="sub">${esc(t.note || t.kind)}</div>`);
+    }
+    h.push("</details>");
+    return h.join("");
   }
   function closeShot() { if (G.shot) { G.shot = null; render(); } }
   function openGame() { T.showTab("pane-game"); }
@@ -253,10 +281,11 @@
       h.push(`<div class="row"><button class="btn" id="game-undo" type="button" ${b.can_undo ? "" : "disabled"}>Undo the last book entry (U)</button></div>`);
     }
     if (G.shot) h.push(shotHtml(G.shot));
+    h.push(deployHtml());
     h.push(`<p class="msg ${G.msgBad ? "bad" : "good"}" id="game-msg" role="status">${esc(G.msg)}</p>`);
     h.push(`<p class="sub" id="game-keys">Keys: ${KEYS.map(([k, what]) => `<kbd>${k}</kbd> ${what}`).join(" · ")}</p>`);
     // A redraw (another device's change, a new selection) keeps the cards being picked.
-    const picks = new Map([...pane.querySelectorAll("select.card-pick")].map((e) => [e.id, e.value]));
+    const picks = new Map([...pane.querySelectorAll("select.card-pick, select.edge-pick")].map((e) => [e.id, e.value]));
     pane.innerHTML = h.join("");
     for (const [id, value] of picks) if ($(id)) $(id).value = value;
     const on = (id, f) => { const e = $(id); if (e) e.addEventListener("click", f); };
@@ -267,6 +296,8 @@
     on("game-reveal", revealCards);
     on("game-open-melee", openMelee);
     on("game-shot-close", closeShot);
+    on("game-deploy", checkDeployment);
+    on("game-deploy-close", () => { G.deploy = null; render(); });
     for (const e of pane.querySelectorAll("[data-activate]")) e.addEventListener("click", () => activate(e.dataset.activate));
   }
 
@@ -314,6 +345,20 @@
         if (!d || n.disk === G.shot.shooter) continue;
         add("circle", { cx: d.x_mm, cy: d.y_mm, r: d.radius_mm + k * 6, fill: "none", stroke: "#ff6b6b",
           "stroke-width": k * 2, "stroke-dasharray": `${k * 3} ${k * 3}`, class: "shot-not", "data-disk": d.id });
+      }
+    }
+    if (G.deploy) {
+      for (const x of G.deploy.disks) {
+        const d = byId.get(x.disk);
+        if (!d || x.ok) continue;
+        add("circle", { cx: d.x_mm, cy: d.y_mm, r: d.radius_mm + k * 9, fill: "none", stroke: "#ff6b6b",
+          "stroke-width": k * 3, class: "deploy-bad", "data-disk": d.id });
+      }
+      if (G.deploy.zone_source === "edges") {
+        for (const z of G.deploy.zones) {
+          add("polygon", { points: z.polygon_mm.map((q) => q.join(",")).join(" "), fill: T.playerColour(z.player),
+            "fill-opacity": 0.12, stroke: T.playerColour(z.player), "stroke-width": k * 2, class: "deploy-zone", "data-player": z.player });
+        }
       }
     }
     if (g.childNodes.length) svg.appendChild(g);
