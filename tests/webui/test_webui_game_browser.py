@@ -14,7 +14,8 @@ from rules.diskwars.shooting import activated_in_book
 from rules.diskwars.turn import activation_status
 from webui.feeds import SceneFileFeed
 
-from test_webui_browser import ARGS, CHROMIUM, LAPTOP, PHONE, Server, open_page, shot
+from test_webui_browser import ARGS, CHROMIUM, LAPTOP, PHONE, Server, open_page
+from test_webui_browser import shot as page_shot
 
 HERE = Path(__file__).parent
 
@@ -33,6 +34,12 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
+
+
+def shot(page, name, full=False):
+    """A screenshot for docs/webui.md, from the top of the page (a sticky header would land mid-page otherwise)."""
+    page.evaluate("window.scrollTo(0, 0)")
+    page_shot(page, name, full=full)
 
 
 def may_activate(server) -> list[str]:
@@ -163,6 +170,20 @@ def test_a_whole_game_on_the_page_with_a_reload_and_a_server_restart(browser, tm
     try:
         page = open_page(browser, server.url, viewport=PHONE)
         wait_phase(page, "1", "end")
+        # The reserve and a scenario point, entered on the page (RB p.11, 13).
+        page.keyboard.press("g")
+        page.click("#game-reserve-box summary")
+        page.fill("#reserve-empire", "knights, handgunners")
+        before = page.evaluate("document.body.dataset.bookEvents")
+        page.click('[data-reserve="empire"]')
+        book_changed(page, before)
+        page.wait_for_function("document.querySelector('#game-players tr[data-player=\"empire\"] .reserve').textContent === '2'")
+        before = page.evaluate("document.body.dataset.bookEvents")
+        page.click('[data-vp="orcs"]')
+        book_changed(page, before)
+        state = server.app.extensions["tablesight.book"].state()
+        vp_before = {p["id"]: p["victory_points"] for p in state["players"]}
+        assert state["reserves"]["empire"] == ["knights", "handgunners"] and state["awards"][-1]["player"] == "orcs"
         shot(page, "webui-game-end-phone", full=True)
         for r in range(2, 6):
             press(page, "n")
@@ -174,6 +195,9 @@ def test_a_whole_game_on_the_page_with_a_reload_and_a_server_restart(browser, tm
         page.wait_for_function("document.querySelector('#game-turn').textContent.includes('Game over')")
         state = server.app.extensions["tablesight.book"].state()
         assert state["game_over"] and state["result"]["winner"] in page.locator("#game-turn").inner_text()
+        # After round 5 the reserve went to the casualty pile: one point each for orcs (RB p.11).
+        assert {p["id"]: p["victory_points"] for p in state["players"]}["orcs"] == vp_before["orcs"] + 2
+        assert [c["disk"] for c in state["casualty_piles"]["empire"] if c.get("from_reserve")] == ["knights", "handgunners"]
         page.keyboard.press("g")
         page.wait_for_selector("#pane-game:not([hidden]) #game-over")
         shot(page, "webui-game-over-phone", full=True)

@@ -265,9 +265,15 @@
       h.push('<p class="hint">The game book follows the five rounds: command cards, activations, the melee, the end phase, victory points.</p>');
       h.push('<div class="row"><button class="btn primary" id="game-new" type="button">Start a game with the table\'s players (N)</button></div>');
     } else {
-      h.push(`<table class="game-table" id="game-players"><thead><tr><th scope="col">Player</th><th scope="col">Initiative</th><th scope="col">VP</th><th scope="col">Casualties</th></tr></thead><tbody>`
-        + b.players.map((p) => `<tr data-player="${esc(p.id)}"><td><span class="dot" style="background:${T.playerColour(p.id)}"></span>${esc(p.id)}</td><td>${p.initiative}</td><td class="vp">${p.victory_points}</td><td class="lost">${p.casualties}</td></tr>`).join("")
+      h.push(`<table class="game-table" id="game-players"><thead><tr><th scope="col">Player</th><th scope="col"><abbr title="initiative">Init.</abbr></th><th scope="col"><abbr title="victory points">VP</abbr></th><th scope="col"><abbr title="casualties">Lost</abbr></th><th scope="col">Reserve</th></tr></thead><tbody>`
+        + b.players.map((p) => `<tr data-player="${esc(p.id)}"><td><span class="dot" style="background:${T.playerColour(p.id)}"></span>${esc(p.id)}</td><td>${p.initiative}</td>`
+          + `<td class="nowrap"><span class="vp">${p.victory_points}</span> <button class="btn vp-btn" type="button" data-vp="${esc(p.id)}" aria-label="${esc(p.id)}: one victory point more (the scenario's objective)">+1</button></td>`
+          + `<td class="lost">${p.casualties}</td><td class="reserve">${((b.reserves || {})[p.id] || []).length}</td></tr>`).join("")
         + "</tbody></table>");
+      // The reserve (RB p.13): disks not deployed; after round 5 they count as casualties (RB p.11).
+      h.push('<details id="game-reserve-box"><summary class="sub">Reserve (disks not deployed)</summary>'
+        + b.players.map((p) => `<div class="row"><label class="card-label" for="reserve-${esc(p.id)}">${esc(p.id)}</label><input type="text" class="reserve-input" id="reserve-${esc(p.id)}" data-player="${esc(p.id)}" value="${esc(((b.reserves || {})[p.id] || []).join(", "))}" placeholder="disk names, comma-separated"><button class="btn" type="button" data-reserve="${esc(p.id)}">Save</button></div>`).join("")
+        + "</details>");
       for (const pid of (G.turn && G.turn.eliminated) || []) h.push(`<p class="call">${esc(pid)} has no disk on the battlefield: eliminated (RB p.11).</p>`);
       const r = result();
       if (r && r.game_over) h.push(resultHtml(r));
@@ -285,9 +291,12 @@
     h.push(`<p class="msg ${G.msgBad ? "bad" : "good"}" id="game-msg" role="status">${esc(G.msg)}</p>`);
     h.push(`<p class="sub" id="game-keys">Keys: ${KEYS.map(([k, what]) => `<kbd>${k}</kbd> ${what}`).join(" · ")}</p>`);
     // A redraw (another device's change, a new selection) keeps the cards being picked.
-    const picks = new Map([...pane.querySelectorAll("select.card-pick, select.edge-pick")].map((e) => [e.id, e.value]));
+    const picks = new Map([...pane.querySelectorAll("select.card-pick, select.edge-pick")].map((e) => [e.id, e.value])
+      .concat([...pane.querySelectorAll("input.reserve-input")].filter((e) => e.value !== e.defaultValue).map((e) => [e.id, e.value])));
+    const open = new Set([...pane.querySelectorAll("details[id]")].filter((e) => e.open).map((e) => e.id));
     pane.innerHTML = h.join("");
     for (const [id, value] of picks) if ($(id)) $(id).value = value;
+    for (const id of open) if ($(id)) $(id).open = true;
     const on = (id, f) => { const e = $(id); if (e) e.addEventListener("click", f); };
     on("game-new", startGame);
     on("game-next", nextStep);
@@ -299,6 +308,13 @@
     on("game-deploy", checkDeployment);
     on("game-deploy-close", () => { G.deploy = null; render(); });
     for (const e of pane.querySelectorAll("[data-activate]")) e.addEventListener("click", () => activate(e.dataset.activate));
+    for (const e of pane.querySelectorAll("[data-vp]")) e.addEventListener("click", () => act("/api/book/vp", { player: e.dataset.vp, points: 1, reason: "objective (by hand)" }, `${e.dataset.vp}: +1 victory point.`));
+    for (const e of pane.querySelectorAll("[data-reserve]")) {
+      e.addEventListener("click", () => {
+        const disks = $(`reserve-${e.dataset.reserve}`).value.split(",").map((x) => x.trim()).filter(Boolean);
+        act("/api/book/reserve", { player: e.dataset.reserve, disks }, `${e.dataset.reserve}'s reserve saved.`);
+      });
+    }
   }
 
   function drawMarks(svg, px) {
