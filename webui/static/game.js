@@ -385,8 +385,22 @@
     renderBar();
     renderPane();
     drawMarks($("table"), lastPx);
+    markMeleeRecorded();
     document.body.dataset.bookEvents = G.book ? `${G.book.events}:${G.book.can_undo}` : "none";
   }
+
+  // The Melee tab's record button follows the book too: once this round's melee is in the book (recorded here,
+  // on another device or before a reload) it says so instead of offering a second record the book would refuse.
+  function markMeleeRecorded() {
+    const b = $("melee-record");
+    if (!b || !G.book || !G.book.started) return;
+    if (G.book.melee_recorded && !b.disabled) {
+      b.disabled = true;
+      b.textContent = `Round ${G.book.round}'s melee is in the game book`;
+    }
+  }
+  const meleePane = $("pane-melee");
+  if (meleePane) new MutationObserver(markMeleeRecorded).observe(meleePane, { childList: true });
 
   // ---- wiring -------------------------------------------------------------------------------------------------
   document.addEventListener("tablesight:view", (e) => { checkMove(e.detail.view); refresh(); });
