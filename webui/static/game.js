@@ -71,7 +71,7 @@
     if (gameOver()) return;
     if (b.phase === "activation") act("/api/book/phase", { round: b.round, phase: "melee" }, `Round ${b.round}: melee phase.`);
     else if (b.phase === "melee") act("/api/book/end-phase", {}, "End phase: every token but wounds removed, command cards back in hand.");
-    else if (b.round < G.turn.rounds) act("/api/book/phase", { round: b.round + 1, phase: "activation" }, `Round ${b.round + 1}: activation phase.`);
+    else if (b.round < (G.turn ? G.turn.rounds : 5)) act("/api/book/phase", { round: b.round + 1, phase: "activation" }, `Round ${b.round + 1}: activation phase.`);
   }
   function nextLabel() {
     const b = G.book;
