@@ -1,8 +1,9 @@
 """The game book: the record of one game of Diskwars in SQLite, kept safe against crashes.
 
 Everything that happens is an EVENT appended to an append-only log (`events` table); the game's state (players,
-initiative, round and phase, each disk's tokens, casualty piles, victory points) is the fold of the current game's
-events (`fold_events`, pure). One change = one event = one SQLite transaction (WAL journal, synchronous=FULL), so
+initiative, round and phase, command cards, each disk's tokens, reserves, casualty piles, victory points, the
+game's end) is the fold of the current game's events (`fold_events`, pure; the round's rules are
+`rules.diskwars.turn`). One change = one event = one SQLite transaction (WAL journal, synchronous=FULL), so
 killing the process at any moment loses at most the change in flight, and reopening the file resumes the game
 exactly. Undo appends an `undo` event naming the event it cancels: nothing is ever rewritten.
 
