@@ -50,11 +50,20 @@ class View:
     busy: bool
     raw_scene: Scene
     scene: Scene
-    report: Any | None  # rules.report.Report, None when the rules could not judge this scene
+    report: Any | None  # rules.report.Report of THIS scene; None when the rules could not judge it or are at work
+    # The report the page draws: this scene's when ready; while the rules are at work on this scene, the last
+    # finished report (of an earlier version of the table, named by report_key/report_version), or None.
     report_json: dict[str, Any] | None
     report_error: str | None
     frame_jpeg: bytes | None
     report_state: str = "ready"  # "computing": the rules are still at work on this scene (report is None)
+    report_key: str | None = None  # the view key ("<scene version>.<corrections revision>") report_json is of
+    report_version: int | None = None  # the scene version report_json is of (< version while computing)
+
+
+def _version_of(key: str) -> int:
+    """The scene version of a view key "<scene version>.<corrections revision>"."""
+    return int(key.split(".", 1)[0])
 
 
 def _build_report(scene: Scene) -> Any:
@@ -167,15 +176,29 @@ class Companion:
                 scene = self.corrections.apply(st.scene)
             done = self._report_for(key, scene, REPORT_WAIT_S)
             if done is None:
-                v = View(f"{key}-computing", st.version, st.busy, st.scene, scene, None, None,
-                         "computing the rules report for this table…", st.frame_jpeg, report_state="computing")
+                v = self._computing_view(key, st, scene)
             else:
                 report, report_json, error = done
-                v = View(key, st.version, st.busy, st.scene, scene, report, report_json, error, st.frame_jpeg)
+                v = View(key, st.version, st.busy, st.scene, scene, report, report_json, error, st.frame_jpeg,
+                         report_key=key if report_json is not None else None,
+                         report_version=st.version if report_json is not None else None)
             self._view = v
         if v.report_state == "computing":
             self.poke()
         return v
+
+    def _computing_view(self, key: str, st: Any, scene: Scene) -> View:
+        """The view of a scene whose report is still being computed: the scene at once, with the last finished
+        report (of an earlier table) for the page to keep showing, marked as computing."""
+        with self._report_cond:
+            last = self._report_done
+        if last is not None and last[2] is not None:
+            last_key = last[0]
+            return View(f"{key}-computing", st.version, st.busy, st.scene, scene, None, last[2], None,
+                        st.frame_jpeg, report_state="computing", report_key=last_key,
+                        report_version=_version_of(last_key))
+        return View(f"{key}-computing", st.version, st.busy, st.scene, scene, None, None,
+                    "computing the rules report for this table…", st.frame_jpeg, report_state="computing")
 
     def tell_tracker(self, track_id: str, kind: str, value: Any) -> None:
         """Pass a stored correction on to a feed whose tracker takes them (vision.live.LiveTable), so that it
@@ -470,6 +493,8 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
             "report": v.report_json,
             "report_error": v.report_error,
             "report_state": v.report_state,
+            "report_key": v.report_key,
+            "report_version": v.report_version,
             "has_frame": v.frame_jpeg is not None,
             "frame_geometry": frame_geometry(comp.feed, v.scene),
             "health": comp.health(),

@@ -12,11 +12,16 @@ Every disk moved by up to e lies inside the disk grown by e and contains the dis
 that survives shrinking both disks by the tolerance, and a blocked call that survives growing them, cannot
 flip. The margin is the smallest e that flips the call (to 1/64 of the tolerance, all pairs at once).
 Terrain outlines are taken as given.
+
+Which pieces a sight line can meet is asked of a spatial index (an STRtree over the blocking pieces' boxes,
+queried with the box of the two disks): only those pieces are tested against the pair's candidate lines, and a
+pair near none is clear along its centre line without further geometry.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import shapely
 
 from rules import geometry
 from rules.diskwars.board import Board
@@ -49,6 +54,7 @@ class Sight:
             intrusion = np.where(self.blocking_overlap, 0.0, np.clip(depth, 0.0, None)).max(axis=1)
             self.radii -= intrusion
         self._set: tuple[geometry.Obstacles, np.ndarray] | None = None
+        self._tree: shapely.STRtree | None = None
 
     def obstacle_set(self) -> tuple[geometry.Obstacles, np.ndarray]:
         """The blocking pieces as obstacles, and for each polygon its position in self.blocking."""
@@ -57,14 +63,32 @@ class Sight:
             self._set = (geometry.Obstacles(polys), np.arange(len(polys)))
         return self._set
 
+    def near_pieces(self, i: np.ndarray, j: np.ndarray, ra: np.ndarray, rb: np.ndarray) -> np.ndarray:
+        """(pairs, blocking pieces) bool: the pieces whose box meets the box of disks (i[k], ra[k]) and
+        (j[k], rb[k]) — every piece a segment between the two disks could cross — found through an STRtree
+        over the pieces' boxes."""
+        out = np.zeros((len(i), len(self.blocking)), bool)
+        if not len(i) or not self.blocking:
+            return out
+        if self._tree is None:
+            polys = [self.board.terrain_polys[t] for t in self.blocking]
+            self._tree = shapely.STRtree([shapely.box(*p.min(axis=0), *p.max(axis=0)) for p in polys])
+        c = self.board.centres
+        pad = 2 * geometry.GRAZE_EPS
+        lo = np.minimum(c[i] - ra[:, None], c[j] - rb[:, None]) - pad
+        hi = np.maximum(c[i] + ra[:, None], c[j] + rb[:, None]) + pad
+        row, piece = self._tree.query(shapely.box(lo[:, 0], lo[:, 1], hi[:, 0], hi[:, 1]), predicate="intersects")
+        out[row, piece] = True
+        return out
+
     def _batch(self, i: np.ndarray, j: np.ndarray, delta: float | np.ndarray = 0.0
                ) -> tuple[np.ndarray, np.ndarray]:
         """LOS for pairs (i[k], j[k]) with both disks shrunk by delta (grown if negative)."""
         b = self.board
         obs, owner = self.obstacle_set()
-        active = ~(self.blocking_overlap[i] | self.blocking_overlap[j])
         ra = np.maximum(self.radii[i] - delta, 1e-9)
         rb = np.maximum(self.radii[j] - delta, 1e-9)
+        active = ~(self.blocking_overlap[i] | self.blocking_overlap[j]) & self.near_pieces(i, j, ra, rb)
         return geometry.los_many(b.centres[i], ra, b.centres[j], rb, obs, active[:, owner])
 
     def _elevated_frees(self, i: int, j: int) -> bool:

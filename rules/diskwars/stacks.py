@@ -44,12 +44,15 @@ def overlaps_and_pins(board: Board) -> tuple[tuple[Overlap, ...], tuple[Pin, ...
     pins: list[Pin] = []
     borderline: list[Borderline] = []
     ids = board.ids
-    # Overlap vs. touch calls a measurement error could flip.
-    near = np.abs(board.depth - s.contact_tolerance_mm) <= s.tolerance_mm
-    for i, j in zip(*np.nonzero(np.triu(near, 1))):
-        borderline.append(Borderline("overlap", ids[i], ids[j], float(abs(board.depth[i, j] - s.contact_tolerance_mm)),
+    # Overlap vs. touch calls a measurement error could flip (all among the board's contact pairs).
+    ci, cj = board.contacts
+    depth = board.depth[ci, cj]
+    near = np.abs(depth - s.contact_tolerance_mm) <= s.tolerance_mm
+    for i, j, d in zip(ci[near], cj[near], depth[near]):
+        borderline.append(Borderline("overlap", ids[i], ids[j], float(abs(d - s.contact_tolerance_mm)),
                                      "overlapping" if board.overlap[i, j] else "touching"))
-    pairs = list(zip(*np.nonzero(np.triu(board.overlap, 1))))
+    hit = board.overlap[ci, cj]
+    pairs = list(zip(ci[hit], cj[hit]))
     for i, j in pairs:
         order = _upper_lower(board, int(i), int(j))
         area = float(board.lens_areas[i, j])

@@ -36,11 +36,11 @@ pytestmark = [
 class Server:
     """The companion on 127.0.0.1 and a free port, in a thread of this process."""
 
-    def __init__(self, feed, data_dir: Path, token: str | None = None):
+    def __init__(self, feed, data_dir: Path, token: str | None = None, **app_kw):
         from werkzeug.serving import make_server
 
         self.feed = feed
-        self.app = create_app(feed, data_dir, token=token)
+        self.app = create_app(feed, data_dir, token=token, **app_kw)
         self.httpd = make_server("127.0.0.1", 0, self.app, threaded=True)
         self.url = f"http://127.0.0.1:{self.httpd.server_port}/"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -287,6 +287,57 @@ def test_a_table_change_is_pushed_to_the_page(browser, server, scene_file):
     page.wait_for_function(f"document.body.dataset.viewKey !== {json.dumps(key)}", timeout=10000)
     assert page.locator('g.disk[data-disk="d7"]').count() == 0
     page.close()
+
+
+def test_a_slow_report_keeps_the_last_report_on_the_page(browser, scene_file, tmp_path, monkeypatch):
+    """A table change whose report takes long: the page draws the new table at once and keeps the last report's
+    overlays, faded and marked "computing" with the version they belong to, until the new report arrives."""
+    import webui.app as appmod
+    from rules.diskwars.report import build_report
+
+    monkeypatch.setattr(appmod, "REPORT_WAIT_S", 0.05)
+    hold, gate = threading.Event(), threading.Event()
+
+    def builder(scene):
+        if hold.is_set():
+            gate.wait(20)
+        return build_report(scene)
+
+    s = Server(SceneFileFeed(scene_file, poll_s=0.1), tmp_path / "data", report_builder=builder)
+    try:
+        page = open_page(browser, s.url)
+        page.wait_for_function("document.body.dataset.reportState === 'ready'")
+        assert page.locator("#report-state").is_hidden()
+        pins = page.locator("line.pin-arrow").count()
+        assert pins > 0
+        version = s.app.extensions["tablesight.webui"].view().version
+        hold.set()
+        doc = json.loads(scene_file.read_text())
+        for d in doc["disks"]:
+            if d["id"] == "d7":
+                d["x_mm"] += 60.0
+        scene_file.write_text(json.dumps(doc))
+        st = scene_file.stat()
+        os.utime(scene_file, (st.st_atime, st.st_mtime + 5))
+        page.wait_for_function("document.body.dataset.reportState === 'stale'", timeout=10000)
+        # the new table at once ...
+        assert page.locator('g.disk[data-disk="d7"] circle').first.get_attribute("cx") == "210"
+        # ... with the last report still drawn, faded, and said to be of the earlier table
+        assert page.locator("line.pin-arrow").count() == pins
+        assert "stale" in page.locator("#table").get_attribute("class")
+        box = page.locator("#report-state")
+        assert box.is_visible()
+        assert "Computing the rules" in box.inner_text() and f"version {version}" in box.inner_text()
+        shot(page, "report-computing")
+        gate.set()
+        page.wait_for_function("document.body.dataset.reportState === 'ready'", timeout=10000)
+        assert page.locator("#report-state").is_hidden()
+        assert "stale" not in (page.locator("#table").get_attribute("class") or "")
+        assert not page.errors
+        page.close()
+    finally:
+        gate.set()
+        s.close()
 
 
 def test_phone_viewport(browser, server):

@@ -149,6 +149,18 @@ def test_f03_the_cli_says_one_line_and_exits_2_on_a_deeply_nested_file(tmp_path,
     assert "nested too deeply" in p.stderr
 
 
+def test_f03_serve_says_one_line_and_exits_2_on_a_deeply_nested_corrections_file(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "corrections.json").write_text(DEEP)
+    p = subprocess.run([sys.executable, "-m", "tablesight", "serve", "--port", "8796", "--data-dir", str(data),
+                        "--scene", str(Path(__file__).parent / "scene_webui_skirmish.json")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert "corrections" in p.stderr and "nested too deeply" in p.stderr
+
+
 def test_f03_a_deeply_nested_corrections_file_is_one_clear_error(tmp_path):
     from webui.corrections import Corrections
 
@@ -341,6 +353,26 @@ def test_f10_only_127_0_0_1_and_ipv6_loopback_serve_without_a_token():
     assert check_token("A" * 22)
 
 
+def test_f10_the_real_server_sends_no_version_banner(make_client):
+    from webui.server import create_server
+
+    c = make_client()
+    server = create_server(c.app, "127.0.0.1", 0)
+    t = threading.Thread(target=server.run, daemon=True)
+    t.start()
+    try:
+        with socket.create_connection(("127.0.0.1", int(server.effective_port)), timeout=10) as s:
+            s.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        head = data.split(b"\r\n\r\n", 1)[0].lower()
+        assert head.startswith(b"http/1.1 200"), data[:200]
+        assert b"\r\nserver:" not in head and b"waitress" not in head and b"python" not in head
+    finally:
+        server.close()
+
+
 def test_f10_a_token_shorter_than_128_bits_is_refused_by_serve(tmp_path):
     env = dict(os.environ, TABLESIGHT_TOKEN="abc123")
     p = subprocess.run([sys.executable, "-m", "tablesight", "serve", "--host", "127.0.0.2", "--port", "8798",
@@ -351,6 +383,16 @@ def test_f10_a_token_shorter_than_128_bits_is_refused_by_serve(tmp_path):
 
 @pytest.mark.slow
 def test_f10_sigterm_stops_serve_cleanly_and_checkpoints_the_book(tmp_path):
+    _serve_then_signal(tmp_path, signal.SIGTERM)
+
+
+@pytest.mark.slow
+def test_f10_sigint_stops_serve_cleanly_and_checkpoints_the_book(tmp_path):
+    _serve_then_signal(tmp_path, signal.SIGINT)
+
+
+def _serve_then_signal(tmp_path, sig):
+    """Start `tablesight serve`, send it `sig`: it must stop with exit 0 and leave the book checkpointed."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -366,7 +408,7 @@ def test_f10_sigterm_stops_serve_cleanly_and_checkpoints_the_book(tmp_path):
             except OSError:
                 time.sleep(0.2)
         assert (tmp_path / "data" / "book.sqlite").exists()
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         out, _ = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
@@ -426,6 +468,43 @@ def test_f10_a_slow_report_never_blocks_a_view(make_client, monkeypatch):
         time.sleep(0.05)
     v = c.get("/api/view").get_json()
     assert v["report_state"] == "ready" and v["report"] is not None and not v["key"].endswith("-computing")
+
+
+def test_f10_a_slow_report_leaves_the_last_report_on_the_page(make_client, monkeypatch):
+    """While the rules work on a new table, /api/view carries the last finished report, named by the key and
+    scene version it belongs to, with report_state "computing"; the new scene is there at once."""
+    import webui.app as appmod
+
+    monkeypatch.setattr(appmod, "REPORT_WAIT_S", 0.05)
+    c = make_client()
+    first = c.get("/api/view").get_json()
+    assert first["report_state"] == "ready" and first["report_key"] == first["key"]
+    assert first["report_version"] == first["version"]
+    gate = threading.Event()
+    real = c.comp._report_builder
+
+    def slow(scene):
+        gate.wait(10)
+        return real(scene)
+
+    c.comp._report_builder = slow
+    c.comp.corrections.revision += 1  # a new table state: its report must be computed again
+    t0 = time.monotonic()
+    v = c.get("/api/view").get_json()
+    assert time.monotonic() - t0 < 2
+    assert v["report_state"] == "computing" and v["key"].endswith("-computing")
+    assert v["report"] == first["report"] and v["report_key"] == first["key"]
+    assert v["report_version"] == first["version"] and v["report_error"] is None
+    assert v["scene"]["disks"]
+    # the melee book never records from the earlier report, and /api/report does not pass it off as current
+    assert c.get("/api/report").status_code == 503
+    assert c.get("/api/melee").status_code == 503
+    gate.set()
+    deadline = time.monotonic() + 10
+    while c.get("/api/view").get_json()["report_state"] != "ready" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    v = c.get("/api/view").get_json()
+    assert v["report_state"] == "ready" and v["report_key"] == v["key"] == first["key"].split(".")[0] + ".1"
 
 
 def test_f10_json_is_never_parsed_by_guessing_the_content_type(client):

@@ -694,6 +694,28 @@
     else banner.hidden = true;
   }
 
+  // While the rules are at work on a new table the page keeps the last report (of an earlier version of the
+  // table), marked as such and drawn faded, instead of blanking the overlays.
+  function renderReportState(v) {
+    let box = $("report-state");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "report-state";
+      box.className = "report-state";
+      box.setAttribute("role", "status");
+      box.setAttribute("aria-live", "polite");
+      document.querySelector(".table-wrap").appendChild(box);
+    }
+    const computing = v.report_state === "computing";
+    document.body.dataset.reportState = computing ? (v.report ? "stale" : "computing") : "ready";
+    $("table").classList.toggle("stale", computing && !!v.report);
+    box.hidden = !computing;
+    if (!computing) return;
+    box.textContent = v.report
+      ? `Computing the rules for this table… showing the report of the table as it was (version ${v.report_version})`
+      : "Computing the rules for this table…";
+  }
+
   let loading = null;
   async function loadView() {
     if (loading) return loading;
@@ -709,6 +731,7 @@
         setBackgroundButtons();
         renderHealth(v.health, v.busy);
         updateBanner();
+        renderReportState(v);
         $("disk-hint").textContent = v.scene.disks.length
           ? "Tap a disk to see its ranges, line of sight and deviation targets. Tap a terrain piece to name it."
           : v.version === 0 ? "Waiting for the table to be still: the camera has not committed a picture yet." : "No disks on the table.";
