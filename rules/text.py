@@ -170,7 +170,7 @@ def melee_text(doc: Mapping[str, Any], title: str | None = None) -> str:
         lines.append(f"   falls: {_join(step.get('casualties', []))}; wounded: {_join(step.get('wounded', []))}")
     details = {c["disk"]: c for c in doc.get("casualty_details", [])}
     casualties = [_casualty(d, details.get(d)) for d in doc.get("casualties", [])]
-    lines.append("Casualties: " + _join(casualties))
+    lines.extend(_wrap("Casualties: " + _join(casualties), "  "))
     lines.append("Wounded: " + _join(doc.get("wounded", [])))
     deferred = doc.get("deferred_pins", [])
     if deferred:
