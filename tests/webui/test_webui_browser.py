@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+expect = pytest.importorskip("playwright.sync_api").expect  # waits for the page instead of reading it at once
+
 from webui.app import create_app
 from webui.feeds import DemoFeed, SceneFileFeed
 
@@ -77,10 +79,13 @@ def server(scene_file, tmp_path):
     s.close()
 
 
-def open_page(browser, url, viewport=LAPTOP, scale=1, csp=False):
+def open_page(browser, url, viewport=LAPTOP, scale=1, csp=False, before=None):
     """A page on `url`. Playwright's string predicates need eval, which the page's CSP forbids: tests that use
-    them run with the CSP bypassed; `csp=True` keeps it, to check the page itself needs nothing it forbids."""
+    them run with the CSP bypassed; `csp=True` keeps it, to check the page itself needs nothing it forbids.
+    `before(page)` runs before the page loads (to route its requests)."""
     page = browser.new_page(viewport=viewport, device_scale_factor=scale, bypass_csp=not csp)
+    if before is not None:
+        before(page)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
@@ -236,13 +241,38 @@ def test_a_correction_sticks_after_a_reload(browser, server, tmp_path):
 
 
 def test_naming_terrain_gives_it_keywords(browser, server):
-    page = open_page(browser, server.url)
+    """Was flaky: the rulebook's names arrive by a request of their own, and a preview computed before it answered
+    said "no known word" (a redraw while typing also wiped the name). Now the preview waits for the names and a
+    redraw keeps what was typed; the test waits for the page's answers instead of reading them at once. The names'
+    request is held until the name is typed, so the slow order of the race happens every time."""
+    held = []
+    page = open_page(browser, server.url,
+                     before=lambda p: p.route("**/api/corrections", lambda route: held.append(route)))
     page.locator('polygon[data-terrain="t2"]').click(position={"x": 8, "y": 8}, force=True)
     page.fill("#terrain-name", "barranco")  # RB p.13: Rough, Dangerous
-    assert "rough" in page.locator("#terrain-preview").inner_text()
+    for _ in range(250):  # the route hears of the page's request while Playwright waits
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert len(held) == 1
+    held[0].continue_()  # the names arrive after the typing
+    expect(page.locator("#terrain-preview")).to_contain_text("rough")
     page.click("#terrain-save")
     page.wait_for_function("document.querySelector('#table').textContent.includes('barranco')")
-    assert "rough" in page.locator("#table").text_content()
+    expect(page.locator("#table")).to_contain_text("rough")
+    page.close()
+
+
+def test_naming_terrain_keeps_its_keywords(browser, server):
+    """Regression: naming the wood replaced its keywords: it lost blocks_los and cover."""
+    page = open_page(browser, server.url)
+    page.locator('polygon[data-terrain="t1"]').click(position={"x": 60, "y": 60}, force=True)
+    expect(page.locator("#terrain-name")).to_be_visible()
+    page.fill("#terrain-name", "Rocas")  # RB p.13: Cover, Fortified
+    expect(page.locator("#terrain-preview")).to_have_text("adds keywords: fortified")
+    page.click("#terrain-save")
+    expect(page.locator("#disk-info")).to_contain_text("blocks los")
+    expect(page.locator("#disk-info")).to_contain_text("fortified")
     page.close()
 
 
@@ -266,13 +296,67 @@ def test_melee_panel_in_order_with_step_by_step_resolution(browser, server):
         page.click("#melee-next")
     assert "After the melee" in page.locator("#pane-melee").inner_text()
     shot(page, "webui-file-melee-laptop")
-    page.click("#melee-record")  # no game in the book yet: the button offers to start one
-    page.wait_for_function("document.querySelector('#melee-record').textContent.includes('Start a game')")
+    # No game in the book yet: the button says so, and one press starts it and records the melee.
+    expect(page.locator("#melee-record")).to_have_text("Start a game with these players and record")
     page.click("#melee-record")
-    page.wait_for_function("document.querySelector('#melee-record').textContent.includes('Recorded')")
+    expect(page.locator("#melee-record")).to_have_text("Recorded in the game book (round 1)")
     book = server.app.extensions["tablesight.book"]
-    if book is not None:
-        assert "melee" in json.dumps(book.state()).lower()
+    assert book.state()["melee_recorded"] and book.state()["started"]
+    page.close()
+
+
+def _melee_to_its_end(page):
+    page.click("#tab-melee")
+    page.click("#melee-start")
+    page.wait_for_selector("#melee-next")
+    while page.locator("#melee-next").is_enabled():
+        page.click("#melee-next")
+
+
+def test_melee_is_recorded_with_one_click_and_only_once_after_a_reload(browser, server):
+    """Regression: recording took two presses (the first only offered to start a game), and after a reload the
+    page offered to record the same melee again, and the book took it twice."""
+    book = server.app.extensions["tablesight.book"]
+    page = open_page(browser, server.url)
+    _melee_to_its_end(page)
+    page.click("#melee-record")
+    expect(page.locator("#melee-record")).to_be_disabled()
+    expect(page.locator("#melee-record")).to_have_text("Recorded in the game book (round 1)")
+    records = [e for e in book.events() if e["kind"] == "record_melee"]
+    assert len(records) == 1
+    page.reload()
+    page.wait_for_selector("g.disk")
+    _melee_to_its_end(page)
+    expect(page.locator("#melee-record")).to_have_text("Recorded in the game book (round 1)")
+    expect(page.locator("#melee-record")).to_be_disabled()
+    page.locator("#melee-record").click(force=True)  # pressed anyway: still once
+    assert len([e for e in book.events() if e["kind"] == "record_melee"]) == 1
+    page.close()
+
+
+def test_not_a_disk_closes_the_disk_panel(browser, server):
+    """Regression: "Not a disk" removed the disk from the table but left its panel open, stale."""
+    page = open_page(browser, server.url)
+    page.click('g.disk[data-disk="d7"]')
+    expect(page.locator("#disk-info h2")).to_be_visible()
+    page.click("#fix-notdisk")
+    page.wait_for_function("!document.querySelector('g.disk[data-disk=\"d7\"]')")
+    expect(page.locator("#disk-info")).to_be_empty()
+    expect(page.locator("#disk-hint")).to_be_visible()
+    page.close()
+
+
+def test_players_dialog_changes_the_initiative(browser, server):
+    """Regression: the Players... dialog saved the order, but the first player (initiative) stayed the same."""
+    page = open_page(browser, server.url)
+    page.click("#tab-melee")
+    expect(page.locator("#pane-melee .hint")).to_contain_text("the first player (orcs)")
+    page.click('g.disk[data-disk="d1"]')
+    page.click("#fix-players-edit")
+    page.fill("#fix-players", "empire, orcs")
+    page.click("#fix-players-save")
+    page.click("#tab-melee")
+    expect(page.locator("#pane-melee .hint")).to_contain_text("the first player (empire)")
     page.close()
 
 

@@ -365,6 +365,9 @@
     if (!S.selected && !S.terrainSel) return;
     S.selected = null; S.terrainSel = null;
     draw();
+    showNoSelection();
+  }
+  function showNoSelection() {
     $("disk-hint").hidden = false;
     $("disk-info").innerHTML = "";
   }
@@ -518,24 +521,33 @@
     if (c) c.addEventListener("click", () => correct("/api/corrections/clear", { disk: d.id }, "Corrections undone."));
   }
 
+  // The rulebook's piece names and their keywords, read once at start; the name preview waits for them.
+  let nameKeywordsReady = Promise.resolve();
   function renderTerrainPanel() {
     const t = S.view.scene.terrain.find((x) => x.id === S.terrainSel);
     $("disk-hint").hidden = !!t;
     if (!t) { $("disk-info").innerHTML = ""; return; }
+    // A view that arrives while a name is being typed redraws the panel: keep what was typed.
+    const old = $("terrain-name");
+    const typed = old && old.dataset.terrain === t.id && old.value !== old.defaultValue ? old.value : null;
     $("disk-info").innerHTML = `<h2>${esc(t.name || "Unnamed terrain")}</h2>
       <div class="sub">terrain ${esc(t.id)}</div>
       <div>${t.keywords.map((k) => `<span class="chip">${esc(k.replace("_", " "))}</span>`).join("") || '<span class="sub">no keywords yet</span>'}</div>
-      <div class="fix"><label for="terrain-name">Name (keywords follow from it)</label>
-      <div class="row"><input type="text" id="terrain-name" value="${esc(t.name || "")}" placeholder="e.g. forest, hill, river"><button class="btn primary" id="terrain-save">Save</button></div>
+      <div class="fix"><label for="terrain-name">Name (a rulebook piece's name adds its keywords)</label>
+      <div class="row"><input type="text" id="terrain-name" data-terrain="${esc(t.id)}" value="${esc(t.name || "")}" placeholder="e.g. forest, hill, river"><button class="btn primary" id="terrain-save">Save</button></div>
       <div class="sub" id="terrain-preview"></div>${flashHtml()}</div>`;
     const input = $("terrain-name");
+    if (typed !== null) input.value = typed;
     const preview = () => {
       const words = input.value.toLowerCase().match(/[a-z]+/g) || [];
       const kws = [...new Set(words.flatMap((w) => S.nameKeywords[w] || []))];
-      $("terrain-preview").textContent = kws.length ? "keywords: " + kws.join(", ") : "no known word: no keywords";
+      // the server adds the name's keywords to the piece's own (a wood named keeps blocks_los and cover)
+      const added = kws.filter((k) => !t.keywords.includes(k));
+      $("terrain-preview").textContent = added.length ? "adds keywords: " + added.join(", ") : kws.length ? "keywords: " + kws.join(", ") : "no known word: no keywords added";
     };
     input.addEventListener("input", preview);
     preview();
+    nameKeywordsReady.then(() => { if ($("terrain-name") === input) preview(); });
     const save = () => correct("/api/corrections/terrain", { terrain: t.id, name: input.value }, "Terrain named.");
     $("terrain-save").addEventListener("click", save);
     input.addEventListener("keydown", (e) => { if (e.key === "Enter") save(); });
@@ -591,7 +603,7 @@
     }
     h.push("</div>");
     if (m && !m.error && S.meleeStep >= m.steps.length) {
-      h.push(`<div class="row"><button class="btn primary" id="melee-record">Record in the game book</button></div>`);
+      h.push(`<div class="row"><button class="btn primary" id="melee-record">${esc(recordLabel())}</button></div>`);
       h.push(`<div class="call"><b>After the melee</b>: casualties ${m.casualties.length ? m.casualties.map((x) => esc(diskName(x))).join(", ") : "none"}; wounded ${m.wounded && m.wounded.length ? m.wounded.map((x) => esc(diskName(x))).join(", ") : "none"}.</div>`);
       if (m.missing && m.missing.length) h.push(`<div class="call"><b>Unknown numbers</b>: ${m.missing.map((x) => `${esc(diskName(x.disk))}: ${esc(x.note || x.stat)}`).join("; ")}. Set the unit (Disk tab) or add it to the catalog.</div>`);
     }
@@ -608,19 +620,8 @@
     for (const sel of pane.querySelectorAll("select.pick-target")) {
       sel.addEventListener("change", () => { S.meleeTargets[sel.dataset.disk] = sel.value; fetchMelee(S.meleeStep); });
     }
-    on("melee-record", async () => {
-      const b = $("melee-record");
-      // The book records games: with none yet, the first press offers to start one with the table's players.
-      const players = [...S.view.scene.players].sort((x, y) => x.initiative - y.initiative).map((p, i) => ({ id: p.id, initiative: i + 1 }));
-      try {
-        if (S.meleeNeedsGame) { await post("/api/book/new", { players }); S.meleeNeedsGame = false; }
-        await post("/api/book/melee", { targets: S.meleeTargets });
-        b.disabled = true; b.textContent = "Recorded in the game book";
-      } catch (e) {
-        if (/no game yet/.test(e.message) && players.length >= 2) { S.meleeNeedsGame = true; b.textContent = "Start a game in the book, then record"; }
-        else b.textContent = "Not recorded: " + e.message;
-      }
-    });
+    on("melee-record", recordMelee);
+    if ($("melee-record")) loadBookState();
     for (const card of pane.querySelectorAll(".eng")) {
       card.addEventListener("click", (ev) => {
         if (ev.target.closest("select, button, [data-disk]")) return;
@@ -631,6 +632,42 @@
     on("melee-next", () => { S.meleeStep++; renderMelee(); });
     on("melee-prev", () => { S.meleeStep = Math.max(0, S.meleeStep - 1); renderMelee(); });
     on("melee-reset", () => { S.melee = null; S.meleeStep = 0; renderMelee(); });
+  }
+
+  // ---- recording the melee in the game book -----------------------------------------------------------------------
+  // The button says what one press will do, from the book's state (read again each time it appears, so a reload
+  // shows a melee already recorded): start a game with the table's players and record, record, or nothing more.
+  function recordLabel() {
+    const b = S.book;
+    if (!b) return "Record in the game book";
+    if (!b.started) return "Start a game with these players and record";
+    if (b.melee_recorded) return `Recorded in the game book (round ${b.round})`;
+    return `Record in the game book (round ${b.round})`;
+  }
+  function updateRecordButton(message) {
+    const btn = $("melee-record");
+    if (!btn) return;
+    btn.textContent = message || recordLabel();
+    btn.disabled = !!(S.book && S.book.melee_recorded);
+  }
+  async function loadBookState() {
+    try { S.book = await getJSON("/api/book"); } catch (e) { S.book = null; }
+    updateRecordButton();
+  }
+  async function recordMelee() {
+    const btn = $("melee-record");
+    if (!btn || btn.disabled) return;
+    btn.disabled = true;  // one press records once, however fast it is pressed again
+    const players = [...S.view.scene.players].sort((x, y) => x.initiative - y.initiative).map((p, i) => ({ id: p.id, initiative: i + 1 }));
+    try {
+      if (!S.book) S.book = await getJSON("/api/book");
+      if (!S.book.started) S.book = await post("/api/book/new", { players });
+      S.book = (await post("/api/book/melee", { targets: S.meleeTargets })).book;
+      updateRecordButton();
+    } catch (e) {
+      await loadBookState();
+      if (!(S.book && S.book.melee_recorded)) updateRecordButton("Not recorded: " + e.message);
+    }
   }
 
   function renderCalls() {
@@ -713,6 +750,7 @@
         draw();
         if (S.selected) { renderDiskPanel(); loadDetails(S.selected); }
         else if (S.terrainSel) renderTerrainPanel();
+        else showNoSelection();  // the selected disk may be gone ("not a disk", off the table): no stale panel
         renderMelee();
         renderCalls();
         document.body.dataset.viewKey = v.key;
@@ -762,7 +800,7 @@
   window.addEventListener("resize", fitTable);
   let resizeTimer = null;
   new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 60); }).observe($("table"));
-  getJSON("/api/corrections").then((c) => { S.nameKeywords = c.terrain_name_keywords || {}; }).catch(() => {});
+  nameKeywordsReady = getJSON("/api/corrections").then((c) => { S.nameKeywords = c.terrain_name_keywords || {}; }).catch(() => {});
   getJSON("/api/catalog").then((c) => {
     for (const u of c.units || []) S.units.set(u.key, u);
     if (S.view) { draw(); if (S.selected) renderDiskPanel(); }
