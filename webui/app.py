@@ -583,6 +583,9 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     from webui import calibration_view
 
     calibration_view.register(app, comp)
+    from webui import phone
+
+    phone.register(app)
 
     if start:
         feed.start()

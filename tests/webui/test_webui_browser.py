@@ -458,3 +458,114 @@ def test_calibration_page_of_a_camera_source(browser, tmp_path):
         page.close()
     finally:
         s.close()
+
+
+# -- legible at the table: the rules reference, the phone link, tap targets -------------------------------------
+
+def test_rules_reference_is_one_tap_away(browser, server):
+    for viewport in (LAPTOP, PHONE):
+        page = open_page(browser, server.url, viewport=viewport, csp=True)
+        page.click("#rules-open")
+        dialog = page.locator("#rules-dialog")
+        expect(dialog).to_be_visible()
+        for words in ("Swift", "Harried", "Blocks LOS", "Cover", "Elevated", "End"):
+            expect(dialog).to_contain_text(words)
+        page.keyboard.press("Escape")
+        expect(dialog).to_be_hidden()
+        assert page.errors == []
+        page.close()
+
+
+def test_phone_link_shows_a_qr_code_on_the_laptop_page(browser, server):
+    from webui.phone import PHONE_URLS
+
+    page = open_page(browser, server.url, csp=True)
+    page.click("#phone-open")  # served on this computer only: it says how to share the table
+    expect(page.locator("#phone-body")).to_contain_text("--host 0.0.0.0")
+    page.keyboard.press("Escape")
+    server.app.extensions[PHONE_URLS] = ["http://192.168.1.20:8650/?token=" + "t" * 32]
+    page.click("#phone-open")
+    expect(page.locator("#phone-body .qr svg")).to_be_visible()
+    expect(page.locator("#phone-body")).to_contain_text("http://192.168.1.20:8650/?token=")
+    box = page.locator("#phone-body .qr svg").bounding_box()
+    assert box["width"] >= 150 and abs(box["width"] - box["height"]) < 1  # big enough to scan, square
+    shot(page, "webui-phone-link-laptop")
+    assert page.errors == []
+    page.close()
+
+
+def test_tap_targets_are_at_least_44_px_on_a_phone(browser, server):
+    page = open_page(browser, server.url, viewport=PHONE, scale=2)
+    page.click('g.disk[data-disk="d1"]')
+    expect(page.locator("#fix")).to_be_visible()
+    small = page.evaluate("""() => [...document.querySelectorAll(
+        'header button, header a, .tabs button, #disk-info button, #disk-info select, #disk-info input[type=text], #disk-info [data-disk]')]
+      .filter((e) => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden')
+      .map((e) => ({ id: e.id || e.textContent.trim().slice(0, 20), h: e.getBoundingClientRect().height }))
+      .filter((b) => b.h < 44)""")
+    assert small == []
+    page.close()
+
+
+# For every point of the table: the disk the page gives a tap to, against the topmost disk lying there (scene).
+_TAP_OWNERS = """() => {
+  const svg = document.getElementById('table'), m = svg.getScreenCTM(), r = svg.getBoundingClientRect();
+  const disks = [...document.querySelectorAll('g.disk')].map((g) => {
+    const c = g.querySelector('circle');
+    return { id: g.dataset.disk, x: +c.getAttribute('cx'), y: +c.getAttribute('cy'), r: +c.getAttribute('r') };
+  });  // drawn bottom to top
+  const mmPerPx = 1 / m.a, wrong = [];
+  for (let sy = r.top + 3; sy < r.bottom; sy += 5) for (let sx = r.left + 3; sx < r.right; sx += 5) {
+    const p = new DOMPoint(sx, sy).matrixTransform(m.inverse());
+    let top = null, nearEdge = false;
+    for (const d of disks) {
+      const dist = Math.hypot(p.x - d.x, p.y - d.y);
+      if (Math.abs(dist - d.r) < 1.5 * mmPerPx) nearEdge = true;
+      if (dist < d.r) top = d.id;
+    }
+    if (nearEdge) continue;
+    const el = document.elementFromPoint(sx, sy), g = el && el.closest('g.disk');
+    const got = g ? g.dataset.disk : null;
+    if (got !== top) wrong.push([Math.round(p.x), Math.round(p.y), top, got, el && el.getAttribute('class')]);
+  }
+  return wrong;
+}"""
+
+
+def test_decorations_never_take_a_tap_meant_for_a_disk(browser, server):
+    """Harried rings, outlines, line-of-sight crosses and fight marks are drawn around and over disks: a tap on a
+    disk's own area goes to that disk (the topmost there), and a tap beside every disk goes to none of them."""
+    v = server.app.extensions["tablesight.webui"].view()
+    assert v.report.harried  # the test scene has a harried disk, ringed
+    for viewport in (LAPTOP, PHONE):
+        page = open_page(browser, server.url, viewport=viewport)
+        page.click('g.disk[data-disk="d1"]')  # range colours, line-of-sight marks and lines drawn too
+        expect(page.locator("#disk-info h2")).to_be_visible()
+        assert page.evaluate(_TAP_OWNERS) == []
+        page.close()
+
+
+def test_a_tap_just_beside_a_small_disk_selects_it_on_a_phone(browser, server):
+    page = open_page(browser, server.url, viewport=PHONE, scale=2)
+    # A point 15 px outside the smallest disk's edge, on the side away from every other disk and terrain piece.
+    target = page.evaluate("""() => {
+      const svg = document.getElementById('table'), m = svg.getScreenCTM();
+      const disks = [...document.querySelectorAll('g.disk')].map((g) => {
+        const c = g.querySelector('circle');
+        return { id: g.dataset.disk, x: +c.getAttribute('cx'), y: +c.getAttribute('cy'), r: +c.getAttribute('r') };
+      });
+      const small = disks.reduce((a, b) => (b.r < a.r ? b : a));
+      for (let k = 0; k < 16; k++) {
+        const t = (2 * Math.PI * k) / 16, reach = small.r + 15 / m.a;
+        const p = new DOMPoint(small.x + reach * Math.cos(t), small.y + reach * Math.sin(t)).matrixTransform(m);
+        const el = document.elementFromPoint(p.x, p.y);
+        const clear = disks.every((d) => d === small || Math.hypot(small.x + reach * Math.cos(t) - d.x, small.y + reach * Math.sin(t) - d.y) - d.r > 30 / m.a);
+        const free = el && svg.contains(el) && !el.closest('g.disk, [data-terrain]');
+        if (free && clear) return { id: small.id, x: p.x, y: p.y, rpx: small.r * m.a };
+      }
+      return null;
+    }""")
+    assert target is not None and target["rpx"] < 22  # smaller than a fingertip on this screen
+    page.mouse.click(target["x"], target["y"])
+    expect(page.locator("#disk-info .sub").first).to_contain_text(f"disk {target['id']}")
+    page.close()

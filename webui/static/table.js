@@ -694,6 +694,44 @@
     for (const b of pane.querySelectorAll("[data-restore]")) b.addEventListener("click", () => correct("/api/corrections/not-a-disk", { disk: b.dataset.restore, not_disk: false }, "Restored."));
   }
 
+  // ---- taps near a disk ------------------------------------------------------------------------------------------
+  // A tap on a disk selects it (its group takes the click). A tap that misses every disk but lands within
+  // TAP_SLOP_PX of one selects the nearest: on a phone a small disk is smaller than a fingertip (44 px).
+  const TAP_SLOP_PX = 22;
+  function tableTap(ev) {
+    const svg = $("table"), v = S.view;
+    const m = svg.getScreenCTM();
+    if (!v || !m) { clearSelection(); return; }
+    const p = new DOMPoint(ev.clientX, ev.clientY).matrixTransform(m.inverse());
+    const slop = TAP_SLOP_PX * mmPerPx(viewBox(v.scene));
+    let best = null, bestGap = Infinity;
+    for (const d of v.scene.disks) {
+      const gap = Math.hypot(p.x - d.x_mm, p.y - d.y_mm) - d.radius_mm;
+      if (gap <= slop && gap < bestGap) { best = d; bestGap = gap; }
+    }
+    if (best) selectDisk(best.id);
+    else clearSelection();
+  }
+
+  // ---- the phone link and the rules reference (dialogs in templates/reference.html) -----------------------------
+  function wireDialogs() {
+    const open = (id) => { const d = $(id); if (d && !d.open) d.showModal(); };
+    $("rules-open").addEventListener("click", () => open("rules-dialog"));
+    $("phone-open").addEventListener("click", async () => {
+      open("phone-dialog");
+      const body = $("phone-body");
+      try {
+        const r = await getJSON("/api/phone");
+        // The SVG is the server's own QR drawing (segno): numbers and paths only, no text from outside.
+        body.innerHTML = r.svg
+          ? `<div class="qr" role="img" aria-label="QR code of the table's address">${r.svg}</div><p class="sub">Scan it with the phone's camera, or type:</p>${r.urls.map((u) => `<p class="url"><code>${esc(u)}</code></p>`).join("")}`
+          : `<p>${esc(r.why)}</p>`;
+      } catch (e) {
+        body.innerHTML = `<p class="msg bad">${esc(e.message)}</p>`;
+      }
+    });
+  }
+
   function showTab(paneId) {
     for (const b of document.querySelectorAll(".tabs button")) b.setAttribute("aria-selected", String(b.dataset.pane === paneId));
     for (const p of document.querySelectorAll(".pane")) p.hidden = p.id !== paneId;
@@ -789,7 +827,7 @@
     $("fit").setAttribute("aria-pressed", String(S.fit));
     draw();
   });
-  $("table").addEventListener("click", clearSelection);
+  $("table").addEventListener("click", tableTap);
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") clearSelection(); });
   if (token) $("calib-link").href = withToken("calibration");
   // The table fits the window's height on a laptop: measure what sits above it.
@@ -800,6 +838,7 @@
   window.addEventListener("resize", fitTable);
   let resizeTimer = null;
   new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 60); }).observe($("table"));
+  wireDialogs();
   nameKeywordsReady = getJSON("/api/corrections").then((c) => { S.nameKeywords = c.terrain_name_keywords || {}; }).catch(() => {});
   getJSON("/api/catalog").then((c) => {
     for (const u of c.units || []) S.units.set(u.key, u);
