@@ -569,3 +569,41 @@ def test_a_tap_just_beside_a_small_disk_selects_it_on_a_phone(browser, server):
     page.mouse.click(target["x"], target["y"])
     expect(page.locator("#disk-info .sub").first).to_contain_text(f"disk {target['id']}")
     page.close()
+
+
+def _screen(page, x_mm, y_mm):
+    """The screen point of a table point (mm)."""
+    return page.evaluate(f"""() => {{
+      const p = new DOMPoint({x_mm}, {y_mm}).matrixTransform(document.getElementById('table').getScreenCTM());
+      return [p.x, p.y];
+    }}""")
+
+
+def test_ruler_measures_edge_to_edge_between_disks_and_points(browser, server):
+    v = server.app.extensions["tablesight.webui"].view()
+    pair = v.report.pair("d5", "d7")
+    page = open_page(browser, server.url)
+    page.click("#ruler-toggle")
+    expect(page.locator("#ruler-readout")).to_contain_text("tap or drag")
+    # Two taps on two disks: the report's own edge-to-edge distance and band; nothing gets selected.
+    page.mouse.click(*_screen(page, 700, 160))
+    page.mouse.click(*_screen(page, 150, 200))
+    readout = page.locator("#ruler-readout")
+    expect(readout).to_contain_text(f"{round(pair.distance_mm)} mm edge to edge, {pair.band}")
+    expect(page.locator("text.ruler-label")).to_have_text(f"{round(pair.distance_mm)} mm · {pair.band}")
+    expect(page.locator("#disk-hint")).to_be_visible()
+    # A drag from a disk to a bare point of the table: from the disk's edge to the point.
+    a, b = _screen(page, 640, 700), _screen(page, 640, 832)  # d6 (r 32) to 100 mm below its edge
+    page.mouse.move(*a)
+    page.mouse.down()
+    page.mouse.move(*b, steps=5)
+    page.mouse.up()
+    expect(readout).to_contain_text("mm edge to edge, short")
+    mm = int(readout.inner_text().split(": ")[1].split(" mm")[0])
+    assert abs(mm - 100) <= 2  # a pixel of the pointer is about a millimetre here
+    # Off again: taps select disks as before.
+    page.click("#ruler-toggle")
+    expect(readout).to_be_hidden()
+    page.click('g.disk[data-disk="d7"]')
+    expect(page.locator("#disk-info .sub").first).to_contain_text("disk d7")
+    page.close()

@@ -321,6 +321,7 @@
         t.textContent = text;
       }
     }
+    drawRuler(svg, px);
     renderLegend();
     if (refocus) { const f = svg.querySelector(refocus); if (f) f.focus({ preventScroll: true }); }
   }
@@ -713,6 +714,83 @@
     else clearSelection();
   }
 
+  // ---- the two-point ruler -----------------------------------------------------------------------------------------
+  // With *Ruler* on, a tap (or the start of a drag) sets one end, the next tap (or the drag's end) the other. An end
+  // on or beside a disk snaps to that disk and measures from its edge, as the rules do (RB p.11, 18); two disks
+  // give the report's own edge-to-edge distance and band. Anywhere else an end is that point of the table.
+  const ruler = { on: false, a: null, b: null, down: null };
+  function rulerEnd(ev) {
+    const svg = $("table"), m = svg.getScreenCTM();
+    const p = new DOMPoint(ev.clientX, ev.clientY).matrixTransform(m.inverse());
+    const slop = TAP_SLOP_PX * mmPerPx(viewBox(S.view.scene));
+    let disk = null, best = Infinity;
+    for (const d of [...S.view.scene.disks].sort((x, y) => y.z - x.z)) {  // topmost first
+      const gap = Math.hypot(p.x - d.x_mm, p.y - d.y_mm) - d.radius_mm;
+      if (gap <= 0) { disk = d; break; }
+      if (gap <= slop && gap < best) { disk = d; best = gap; }
+    }
+    return disk ? { x: disk.x_mm, y: disk.y_mm, r: disk.radius_mm, disk: disk.id } : { x: p.x, y: p.y, r: 0, disk: null };
+  }
+  function rulerMeasure(a, b) {
+    const rep = S.view.report;
+    if (a.disk && b.disk && a.disk !== b.disk && rep) {
+      const [lo, hi] = [a.disk, b.disk].sort();
+      const pair = rep.pairs.find((q) => q.a === lo && q.b === hi);
+      if (pair) return { mm: pair.distance_mm, band: pair.band };
+    }
+    const mm = Math.max(0, Math.hypot(a.x - b.x, a.y - b.y) - a.r - b.r);
+    const lim = S.view.scene.range_bands_mm;
+    return { mm, band: mm <= lim.short ? "short" : mm <= lim.medium ? "medium" : mm <= lim.long ? "long" : "siege" };
+  }
+  function rulerText() {
+    if (!ruler.a) return "Ruler: tap or drag from one point or disk to another.";
+    if (!ruler.b) return `Ruler: from ${ruler.a.disk ? diskName(ruler.a.disk) : "this point"} — now tap the other end.`;
+    const r = rulerMeasure(ruler.a, ruler.b);
+    const name = (e) => (e.disk ? diskName(e.disk) : "a point");
+    return `${name(ruler.a)} to ${name(ruler.b)}: ${fmt(r.mm, 0)} mm edge to edge, ${r.band}`;
+  }
+  function drawRuler(svg, px) {
+    const out = $("ruler-readout");
+    if (out) { out.hidden = !ruler.on; out.textContent = ruler.on ? rulerText() : ""; }
+    if (!ruler.on || !ruler.a) return;
+    const g = el("g", { class: "ruler", "pointer-events": "none" }, svg);
+    const mark = (e) => el("circle", { cx: e.x, cy: e.y, r: e.disk ? e.r + px * 4 : px * 5, fill: "none", stroke: "#fff", "stroke-width": px * 3, "stroke-dasharray": `${px * 2} ${px * 3}` }, g);
+    mark(ruler.a);
+    if (!ruler.b) return;
+    mark(ruler.b);
+    // the measured segment runs between the two edges along the line of centres
+    const dx = ruler.b.x - ruler.a.x, dy = ruler.b.y - ruler.a.y, len = Math.hypot(dx, dy) || 1;
+    const ux = dx / len, uy = dy / len;
+    const x1 = ruler.a.x + ux * ruler.a.r, y1 = ruler.a.y + uy * ruler.a.r;
+    const x2 = ruler.b.x - ux * ruler.b.r, y2 = ruler.b.y - uy * ruler.b.r;
+    const r = rulerMeasure(ruler.a, ruler.b);
+    el("line", { x1, y1, x2, y2, stroke: "#000", "stroke-width": px * 7, "stroke-linecap": "round" }, g);
+    el("line", { x1, y1, x2, y2, stroke: BAND_COLOUR[r.band], "stroke-width": px * 4, "stroke-linecap": "round", class: "ruler-line" }, g);
+    const t = el("text", { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - px * 10, "text-anchor": "middle", "font-size": px * 15, "font-weight": 800, fill: BAND_COLOUR[r.band], stroke: "#000", "stroke-width": px * 3.5, "paint-order": "stroke", class: "ruler-label" }, g);
+    t.textContent = `${fmt(r.mm, 0)} mm · ${r.band}`;
+  }
+  function wireRuler() {
+    const svg = $("table"), btn = $("ruler-toggle");
+    btn.addEventListener("click", () => {
+      ruler.on = !ruler.on; ruler.a = ruler.b = null;
+      btn.setAttribute("aria-pressed", String(ruler.on));
+      svg.classList.toggle("measuring", ruler.on);
+      draw();
+    });
+    // Capture phase: while measuring, taps set the ruler's ends instead of selecting disks or terrain.
+    svg.addEventListener("pointerdown", (ev) => { if (ruler.on) ruler.down = { x: ev.clientX, y: ev.clientY, end: rulerEnd(ev) }; }, true);
+    svg.addEventListener("click", (ev) => { if (ruler.on) { ev.stopPropagation(); ev.preventDefault(); } }, true);
+    svg.addEventListener("pointerup", (ev) => {
+      if (!ruler.on) return;
+      const end = rulerEnd(ev), down = ruler.down;
+      ruler.down = null;
+      if (down && Math.hypot(ev.clientX - down.x, ev.clientY - down.y) > 12) { ruler.a = down.end; ruler.b = end; }  // a drag
+      else if (!ruler.a || ruler.b) { ruler.a = end; ruler.b = null; }
+      else ruler.b = end;
+      draw();
+    }, true);
+  }
+
   // ---- the phone link and the rules reference (dialogs in templates/reference.html) -----------------------------
   function wireDialogs() {
     const open = (id) => { const d = $(id); if (d && !d.open) d.showModal(); };
@@ -839,6 +917,7 @@
   let resizeTimer = null;
   new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 60); }).observe($("table"));
   wireDialogs();
+  wireRuler();
   nameKeywordsReady = getJSON("/api/corrections").then((c) => { S.nameKeywords = c.terrain_name_keywords || {}; }).catch(() => {});
   getJSON("/api/catalog").then((c) => {
     for (const u of c.units || []) S.units.set(u.key, u);
