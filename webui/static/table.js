@@ -474,7 +474,7 @@
       <h3 style="margin-top:0">Correct the camera</h3>
       <label for="fix-owner">Owner</label>
       <div class="row"><select id="fix-owner"><option value="">unknown</option>${players}</select><button class="btn" id="fix-players-edit" title="players the camera cannot know">Players…</button></div>
-      <div class="row" id="fix-players-row" hidden><input type="text" id="fix-players" placeholder="in initiative order, e.g. orcs, empire" value="${esc(v.scene.players.slice().sort((a, b) => a.initiative - b.initiative).map((p) => p.id).join(", "))}" autocomplete="off" autocapitalize="off"><button class="btn" id="fix-players-save">Save</button></div>
+      <div class="row" id="fix-players-row" ${S.playersDraft === undefined ? "hidden" : ""}><input type="text" id="fix-players" placeholder="in initiative order, e.g. orcs, empire" value="${esc(S.playersDraft ?? v.scene.players.slice().sort((a, b) => a.initiative - b.initiative).map((p) => p.id).join(", "))}" autocomplete="off" autocapitalize="off"><button class="btn" id="fix-players-save">Save</button></div>
       <label for="fix-unit">Unit (catalog key)</label>
       <div class="row"><input type="text" id="fix-unit" list="unit-keys" value="${esc(d.unit || "")}" placeholder="e.g. orc-boyz" autocomplete="off" autocapitalize="off" spellcheck="false"><datalist id="unit-keys">${[...S.units.values()].map((u) => `<option value="${esc(u.key)}">${esc(u.name)}</option>`).join("")}</datalist><button class="btn" id="fix-unit-save">Save</button></div>
       ${stack ? `<label>Stack</label>${stack}` : ""}
@@ -503,9 +503,16 @@
     if (w) w.addEventListener("change", () => { S.wholly = w.checked; draw(); renderDiskPanel(); });
     for (const t of $("disk-info").querySelectorAll("[data-disk]")) t.addEventListener("click", () => selectDisk(t.dataset.disk));
     $("fix-owner").addEventListener("change", (e) => correct("/api/corrections/owner", { disk: d.id, player: e.target.value || null }, "Owner saved."));
-    $("fix-players-edit").addEventListener("click", () => { $("fix-players-row").hidden = !$("fix-players-row").hidden; });
+    // The players' row stays open, with what was typed, when the panel is redrawn (details or a view arriving).
+    $("fix-players-edit").addEventListener("click", () => {
+      const row = $("fix-players-row");
+      row.hidden = !row.hidden;
+      S.playersDraft = row.hidden ? undefined : $("fix-players").value;
+    });
+    $("fix-players").addEventListener("input", (e) => { S.playersDraft = e.target.value; });
     $("fix-players-save").addEventListener("click", () => {
       const ids = $("fix-players").value.split(/[\s,]+/).filter(Boolean);
+      S.playersDraft = undefined;
       correct("/api/corrections/players", { players: ids.map((id, i) => ({ id, initiative: i + 1 })) }, "Players saved.");
     });
     const saveUnit = () => correct("/api/corrections/unit", { disk: d.id, unit: $("fix-unit").value.trim() || null }, "Unit saved.");
