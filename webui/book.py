@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from tablesight.errors import InputError, StorageError
 from tablesight.formats import check_format, format_string
@@ -307,6 +307,18 @@ def _record_melee(state: dict, data: dict) -> None:
         detail = owners.get(disk, {})
         apply_event(state, "casualty", {"disk": disk, "player": detail.get("player"), "unit": detail.get("unit")})
     state["phase"] = "melee"
+    state["melee_round"] = state["round"]
+
+
+def _melee_recorded(state: dict[str, Any]) -> bool:
+    """Is the melee phase of the current round recorded? (A round has one melee phase, RB p.10.)"""
+    return bool(state["started"]) and state.get("melee_round") == state["round"]
+
+
+def _melee_not_recorded_yet(state: dict[str, Any]) -> None:
+    if _melee_recorded(state):
+        raise BookError(f"record_melee: the melee phase of round {state['round']} is already recorded "
+                        f"(undo it to record it again)")
 
 
 def _import_events(doc: Any) -> list[tuple[str, dict]]:
@@ -371,6 +383,7 @@ def state_json(state: dict[str, Any]) -> dict[str, Any]:
         "round": state["round"],
         "phase": state["phase"],
         "game_over": state["started"] and state["round"] == ROUNDS and state["phase"] == "end",
+        "melee_recorded": _melee_recorded(state),  # this round's melee phase: the page offers to record it once
         "objective": state["objective"],
         "players": [{"id": p["id"], "initiative": p["initiative"], "victory_points": vp.get(p["id"], 0),
                      "casualties": len(state["piles"].get(p["id"], []))} for p in state["players"]],
@@ -558,7 +571,8 @@ class GameBook:
         return [e.to_json() for e in (events[-limit:] if limit else events)]
 
     # Writing ----------------------------------------------------------------------------------------------------
-    def _append(self, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    def _append(self, kind: str, data: dict[str, Any],
+                check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         try:
             check_json(data, kind)
         except InputError as exc:
@@ -570,6 +584,8 @@ class GameBook:
                 # when another process writes the same book.
                 self._conn.execute("BEGIN IMMEDIATE")
                 effective, state = self._load()
+                if check is not None:  # a refusal that holds for new changes only, never for replaying the log
+                    check(state)
                 new_state = apply_event(json.loads(json.dumps(state)), kind, json.loads(json.dumps(data)))
                 if kind == "new_game":
                     new_state["events"] = 1
@@ -635,7 +651,7 @@ class GameBook:
         disks in its `scene_after`, casualties to their owners' piles, phase = melee."""
         if hasattr(melee, "to_json"):
             melee = melee.to_json()
-        return self._append("record_melee", {"melee": melee})
+        return self._append("record_melee", {"melee": melee}, check=_melee_not_recorded_yet)
 
     def end_phase(self) -> dict[str, Any]:
         return self._append("end_phase", {})
@@ -644,6 +660,8 @@ class GameBook:
         """Any change by its event kind (the web API's one entry point)."""
         if kind == "undo":
             raise BookError("use undo() to undo")
+        if kind == "record_melee":
+            return self._append(kind, data, check=_melee_not_recorded_yet)
         return self._append(kind, data)
 
     def undo(self, steps: int = 1) -> dict[str, Any]:
@@ -687,8 +705,9 @@ class GameBook:
             if not isinstance(doc["state"], dict):
                 raise BookError("game.state: expected an object (the state the export carried) or nothing")
             theirs = dict(doc["state"])
-            for k in ("can_undo",):
+            for k in ("can_undo", "melee_recorded"):  # not in every export; melee_recorded follows from the events
                 theirs.pop(k, None)
+                replayed.pop(k, None)
             if theirs != replayed:
                 raise BookError("game: its 'state' does not match its events (edited by hand?); not imported")
         return self._append("import_game", {"format": doc["format"], "events": doc["events"]})
