@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from rules.diskwars import turn as round_rules
 from tablesight.errors import InputError, StorageError
@@ -381,12 +381,10 @@ def _new_game(data: dict) -> dict[str, Any]:
 
 def _record_melee(state: dict, data: dict) -> None:
     kind = "record_melee"
-    if state["round"] in state["melee_rounds"]:
-        # One melee phase per round (RB p.7): recording it again (a second tap, a reloaded page) would count its
-        # damage and casualties twice.
-        raise BookError(f"{kind}: the melee of round {state['round']} is already recorded (undo it to record it "
-                        f"again)")
-    state["melee_rounds"].append(state["round"])
+    # One melee phase per round (RB p.7, 10): a second record in a round is refused when it is written
+    # (`_melee_not_recorded_yet`), not here, so a book written before that check replays as it was.
+    if state["round"] not in state["melee_rounds"]:
+        state["melee_rounds"].append(state["round"])
     melee = data.get("melee")
     try:
         check_format(melee, "tablesight.melee", what=f"{kind}.melee")
@@ -418,6 +416,17 @@ def _record_melee(state: dict, data: dict) -> None:
         detail = owners.get(disk, {})
         apply_event(state, "casualty", {"disk": disk, "player": detail.get("player"), "unit": detail.get("unit")})
     state["phase"] = "melee"
+
+
+def _melee_recorded(state: dict[str, Any]) -> bool:
+    """Is the melee phase of the current round recorded? (A round has one melee phase, RB p.10.)"""
+    return bool(state["started"]) and state["round"] in state["melee_rounds"]
+
+
+def _melee_not_recorded_yet(state: dict[str, Any]) -> None:
+    if _melee_recorded(state):
+        raise BookError(f"record_melee: the melee phase of round {state['round']} is already recorded "
+                        f"(undo it to record it again)")
 
 
 def _import_events(doc: Any) -> list[tuple[str, dict]]:
@@ -493,7 +502,7 @@ def state_json(state: dict[str, Any]) -> dict[str, Any]:
         "events": state["events"],
         "command_cards": [dict(c) for c in state["command_cards"]],
         "card_turn": card_turn(state) if state["started"] else None,
-        "melee_recorded": state["round"] in state["melee_rounds"],
+        "melee_recorded": _melee_recorded(state),  # this round's melee phase: the page offers to record it once
         "reserves": {p: list(r) for p, r in state["reserves"].items()},
         "result": game_end(state).to_json() if state["started"] else None,
     }
@@ -682,7 +691,8 @@ class GameBook:
         return [e.to_json() for e in (events[-limit:] if limit else events)]
 
     # Writing ----------------------------------------------------------------------------------------------------
-    def _append(self, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    def _append(self, kind: str, data: dict[str, Any],
+                check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         try:
             check_json(data, kind)
         except InputError as exc:
@@ -694,6 +704,8 @@ class GameBook:
                 # when another process writes the same book.
                 self._conn.execute("BEGIN IMMEDIATE")
                 effective, state = self._load()
+                if check is not None:  # a refusal that holds for new changes only, never for replaying the log
+                    check(state)
                 new_state = apply_event(json.loads(json.dumps(state)), kind, json.loads(json.dumps(data)))
                 if kind == "new_game":
                     new_state["events"] = 1
@@ -759,7 +771,7 @@ class GameBook:
         disks in its `scene_after`, casualties to their owners' piles, phase = melee."""
         if hasattr(melee, "to_json"):
             melee = melee.to_json()
-        return self._append("record_melee", {"melee": melee})
+        return self._append("record_melee", {"melee": melee}, check=_melee_not_recorded_yet)
 
     def end_phase(self) -> dict[str, Any]:
         return self._append("end_phase", {})
@@ -779,6 +791,8 @@ class GameBook:
         """Any change by its event kind (the web API's one entry point)."""
         if kind == "undo":
             raise BookError("use undo() to undo")
+        if kind == "record_melee":
+            return self._append(kind, data, check=_melee_not_recorded_yet)
         return self._append(kind, data)
 
     def undo(self, steps: int = 1) -> dict[str, Any]:
@@ -822,8 +836,9 @@ class GameBook:
             if not isinstance(doc["state"], dict):
                 raise BookError("game.state: expected an object (the state the export carried) or nothing")
             theirs = dict(doc["state"])
-            for k in ("can_undo",):
+            for k in ("can_undo", "melee_recorded"):  # not in every export; melee_recorded follows from the events
                 theirs.pop(k, None)
+                replayed.pop(k, None)
             if theirs != replayed:
                 raise BookError("game: its 'state' does not match its events (edited by hand?); not imported")
         return self._append("import_game", {"format": doc["format"], "events": doc["events"]})

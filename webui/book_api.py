@@ -87,6 +87,12 @@ def _catalog_dir() -> Path | None:
     return None if data_dir is None else Path(data_dir) / "catalogs"
 
 
+def current_catalog():
+    """The shipped unit catalog merged with the data directory's `catalogs/*.json` (the page's and the
+    corrections' catalog)."""
+    return _catalog()
+
+
 def _catalog():
     from rules.melee_commands import load_catalogs
 
