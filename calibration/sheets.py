@@ -105,15 +105,16 @@ def _tile(page: Page, layout: MarkerLayout, m: MarkerPlacement, x: float, y: flo
     for k in (1.0, 2.0):
         page.items.append(Line(cx + dx * 1.5 * k, cy, cx + dx * 6 * k, cy, line_mm=0.35))
         page.items.append(Line(cx, cy + dy * 1.5 * k, cx, cy + dy * 6 * k, line_mm=0.35))
-    page.items.append(Text(x, y - 9, f"Marker {m.id}: {_corner_name(m.role)} corner", 12, bold=True))
-    page.items.append(Text(x, y - 4, f"{s:g} mm marker on a {t:g} mm tile. Cut along the grey line. "
-                                     "The corner with the",
-                           7.5))
-    page.items.append(Text(x, y + t + 5, "double tick touches the battlefield corner; the tile lies outside the",
-                           7.5))
-    page.items.append(Text(x, y + t + 9,
-                           "battlefield, printed side up, upright: this label's side towards the map's top.",
-                           7.5))
+    page.items.append(Text(x, y - 4, f"Marker {m.id}: {_corner_name(m.role)} corner", 12, bold=True))
+    # The whole caption under the tile, so no sentence is split around the marker.
+    for k, line in enumerate(_tile_caption(s, t)):
+        page.items.append(Text(x, y + t + 5 + 4 * k, line, 7.5))
+
+
+def _tile_caption(marker_mm: float, tile_mm: float) -> tuple[str, ...]:
+    return (f"{marker_mm:g} mm marker on a {tile_mm:g} mm tile. Cut along the grey line.",
+            "The corner with the double tick touches the battlefield corner; the tile lies outside the",
+            "battlefield, printed side up, upright: this label's side towards the map's top.")
 
 
 def _guide_page(layout: MarkerLayout, paper: tuple[float, float]) -> Page:

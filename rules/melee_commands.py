@@ -64,5 +64,11 @@ def melee(args: argparse.Namespace) -> int:
     melee_sets.setdefault("retarget_removed_target", not getattr(args, "keep_declared_targets", False))
     settings = MeleeSettings(**melee_sets)
     report = build_report(scene, rules_settings)
-    print(dump_json(melee_json(scene, catalog=catalog, settings=settings, report=report)))
+    doc = melee_json(scene, catalog=catalog, settings=settings, report=report)
+    if getattr(args, "format", "json") == "text":
+        from rules.text import melee_text
+
+        print(melee_text(doc))
+    else:
+        print(dump_json(doc))
     return 0

@@ -60,8 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", metavar="DIR", help="where the game book and corrections live (default ./gamedata)")
     p.set_defaults(func=_handler("webui.commands:serve"))
 
-    p = sub.add_parser("report", help="print the rules report for a scene")
-    p.add_argument("scene", metavar="SCENE.json")
+    p = sub.add_parser("report", help="print the rules report for one or more scenes")
+    p.add_argument("scenes", nargs="+", metavar="SCENE.json",
+                   help="scene file(s); with several, --format json prints one report per line (JSON Lines)")
+    _add_format(p)
     p.add_argument("--tolerance-mm", type=float, default=None,
                    help="measurement tolerance for borderline calls (default 1 mm)")
     _add_set(p)
@@ -95,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("melee", help="resolve the melee phase of a scene (tablesight.melee/1)")
     p.add_argument("scene", metavar="SCENE.json")
+    _add_format(p)
     p.add_argument("--catalog", metavar="FILE", action="append", default=[],
                    help="extra unit catalog file(s) (repeatable)")
     p.add_argument("--default-target", choices=["likely_wound", "first_by_id"], default="likely_wound",
@@ -164,6 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_set(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[],
                    help="a rules reading or tolerance, e.g. deviation_nearest=centre (repeatable; docs/rules.md)")
+
+
+def _add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["json", "text"], default="json",
+                   help="json (default, for pipes and programs) or text (a readable summary)")
 
 
 def _add_turn_options(p: argparse.ArgumentParser, catalog: bool = True) -> None:

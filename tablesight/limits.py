@@ -33,6 +33,7 @@ MAX_STRING = 20_000  # characters of any one string
 MAX_TEXT = 500  # a free-text field (a reason, a game's name, an objective's text)
 MAX_NAME = 64  # a name or id (players, disks, units, terrain)
 MAX_INT = 2 ** 53
+MAX_LENGTH_MM = 1_000_000.0  # any coordinate or length of a scene: a table is a few metres; 1e300 would overflow
 MAX_DISKS = 300  # disks in one scene: a full table holds a few hundred at most
 MAX_TERRAIN = 100  # terrain pieces in one scene
 MAX_POLYGON_POINTS = 1000  # corners of one terrain polygon or zone

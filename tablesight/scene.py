@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping
 
 from tablesight.errors import InputError
 from tablesight.formats import SCENE, check_format, format_string
+from tablesight.limits import MAX_LENGTH_MM
 
 SIZE_CLASSES = ("small", "medium", "large")
 #: Classic Diskwars diameters; the real ones are measured at calibration (they are not published).
@@ -37,6 +38,8 @@ def _num(value: Any, path: str, *, positive: bool = False, nonneg: bool = False)
     v = float(value)
     if not math.isfinite(v):
         raise SceneError(f"{path}: must be finite, got {value!r}")
+    if abs(v) > MAX_LENGTH_MM:  # beyond it the geometry's squares overflow (numpy warnings, nonsense calls)
+        raise SceneError(f"{path}: must be within ±{MAX_LENGTH_MM:,.0f} mm, got {value!r}")
     if positive and v <= 0:
         raise SceneError(f"{path}: must be > 0, got {value!r}")
     if nonneg and v < 0:

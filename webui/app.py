@@ -561,8 +561,10 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     @app.post("/api/corrections/unit")
     def correct_unit() -> Response:
         def fn(b: dict[str, Any], raw: Scene) -> dict[str, Any]:
+            from webui.book_api import current_catalog
+
             _only(b, "disk", "unit")
-            return comp.corrections.set_unit(raw, b["disk"], b["unit"])
+            return comp.corrections.set_unit(raw, b["disk"], b["unit"], catalog=current_catalog())
         return _correct(fn, lambda b: (b["disk"], "unit", b["unit"]))
 
     @app.post("/api/corrections/not-a-disk")
@@ -606,6 +608,9 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
     from webui import calibration_view
 
     calibration_view.register(app, comp)
+    from webui import phone
+
+    phone.register(app)
 
     # -- the demo's ground truth (webui/demo_view.py) -----------------------------------------------------------
     from webui import demo_view

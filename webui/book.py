@@ -1,8 +1,9 @@
 """The game book: the record of one game of Diskwars in SQLite, kept safe against crashes.
 
 Everything that happens is an EVENT appended to an append-only log (`events` table); the game's state (players,
-initiative, round and phase, each disk's tokens, casualty piles, victory points) is the fold of the current game's
-events (`fold_events`, pure). One change = one event = one SQLite transaction (WAL journal, synchronous=FULL), so
+initiative, round and phase, command cards, each disk's tokens, reserves, casualty piles, victory points, the
+game's end) is the fold of the current game's events (`fold_events`, pure; the round's rules are
+`rules.diskwars.turn`). One change = one event = one SQLite transaction (WAL journal, synchronous=FULL), so
 killing the process at any moment loses at most the change in flight, and reopening the file resumes the game
 exactly. Undo appends an `undo` event naming the event it cancels: nothing is ever rewritten.
 
@@ -22,8 +23,9 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
+from rules.diskwars import turn as round_rules
 from tablesight.errors import InputError, StorageError
 from tablesight.formats import check_format, format_string
 from tablesight.limits import MAX_NAME, MAX_TEXT, check_json, check_text
@@ -31,12 +33,13 @@ from tablesight.limits import MAX_NAME, MAX_TEXT, check_json, check_text
 APPLICATION_ID = 0x54534742  # "TSGB" in the SQLite header: marks the file as a tablesight game book
 SCHEMA_VERSION = 1
 GAME = "tablesight.game"
-ROUNDS = 5  # RB p.11
-PHASES = ("activation", "melee", "end")  # RB p.7
+ROUNDS = round_rules.ROUNDS  # RB p.11
+PHASES = round_rules.PHASES  # RB p.7
 TOKEN_KINDS = ("activation", "damage", "wound", "power")
 OBJECTIVE_KINDS = ("introductory", "scenario")
 EVENT_KINDS = ("new_game", "set_phase", "set_initiative", "set_tokens", "casualty", "restore_disk", "award_vp",
-               "set_objective", "record_melee", "end_phase", "import_game")
+               "set_objective", "record_melee", "end_phase", "import_game", "reveal_cards", "resolve_card",
+               "set_reserve")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -113,7 +116,8 @@ class BookEvent:
 
 def _empty_state() -> dict[str, Any]:
     return {"started": False, "name": "", "players": [], "round": 0, "phase": None,
-            "objective": {"kind": "introductory"}, "disks": {}, "piles": {}, "awards": [], "events": 0}
+            "objective": {"kind": "introductory"}, "disks": {}, "piles": {}, "awards": [], "events": 0,
+            "command_cards": [], "reserves": {}, "ended_round": 0, "melee_rounds": []}
 
 
 def _player_ids(state: dict) -> set[str]:
@@ -154,6 +158,9 @@ def _register_disk(state: dict, disk: str, player: Any, unit: Any, kind: str) ->
         _check_player(state, player, kind)
         rec = {"disk": disk, "player": player, "unit": None, "activation": 0, "damage": 0, "wound": 0, "power": 0}
         state["disks"][disk] = rec
+        for reserve in state["reserves"].values():  # a disk from a reserve enters as a reinforcement (RB p.13)
+            if disk in reserve:
+                reserve.remove(disk)
     elif player is not None and player != rec["player"]:
         _check_player(state, player, kind)
         rec["player"] = player
@@ -193,6 +200,8 @@ def _apply_event(state: dict[str, Any], kind: str, data: Any) -> dict[str, Any]:
         raise BookError(f"{kind}: no game yet: start a new game first")
     if kind == "set_phase":
         state["round"] = _req_int(data, "round", kind, 1, ROUNDS)
+        if state["round"] != state["ended_round"]:
+            state["ended_round"] = 0  # a round whose end phase was undone or set back by hand
         phase = data.get("phase")
         if phase not in PHASES:
             raise BookError(f"{kind}.phase: one of {', '.join(PHASES)}, got {phase!r}")
@@ -241,11 +250,106 @@ def _apply_event(state: dict[str, Any], kind: str, data: Any) -> dict[str, Any]:
     elif kind == "record_melee":
         _record_melee(state, data)
     elif kind == "end_phase":
-        # RB p.10: remove every token but wounds.
-        for rec in state["disks"].values():
-            rec.update(activation=0, damage=0, power=0)
-        state["phase"] = "end"
+        _end_phase(state)
+    elif kind == "reveal_cards":
+        _reveal_cards(state, data)
+    elif kind == "resolve_card":
+        _resolve_card(state, data)
+    elif kind == "set_reserve":
+        _set_reserve(state, data)
     return state
+
+
+def _end_phase(state: dict) -> None:
+    """RB p.10: every token but wounds comes off and the command cards go back to hand. RB p.11: after the fifth
+    round every disk left in a reserve goes to its owner's casualty pile."""
+    for rec in state["disks"].values():
+        rec.update({t: 0 for t in round_rules.TOKENS_CLEARED_AT_END_PHASE})
+    state["phase"] = "end"
+    state["ended_round"] = state["round"]
+    if state["round"] == ROUNDS:
+        for player, reserve in state["reserves"].items():
+            state["piles"].setdefault(player, []).extend(
+                {"disk": d, "unit": None, "round": ROUNDS, "wound": 0, "from_reserve": True} for d in reserve)
+            reserve.clear()
+
+
+def _seats(state: dict) -> list[round_rules.BookSeat]:
+    return [round_rules.BookSeat(p["id"], p["initiative"]) for p in state["players"]]
+
+
+def current_cards(state: dict) -> dict[str, Any] | None:
+    """The command cards revealed last in this round (None: none yet)."""
+    steps = [c for c in state["command_cards"] if c["round"] == state["round"]]
+    return steps[-1] if steps else None
+
+
+def card_turn(state: dict) -> str | None:
+    """Whose revealed command card resolves now (RB p.7 step 2), None when every revealed card is resolved."""
+    step = current_cards(state)
+    if step is None or state["phase"] != "activation":
+        return None
+    return next((p for p in step["order"] if p not in step["resolved"]), None)
+
+
+def _reveal_cards(state: dict, data: dict) -> None:
+    kind = "reveal_cards"
+    if state["phase"] != "activation":
+        raise BookError(f"{kind}: command cards are revealed in the activation phase (now: {state['phase']})")
+    waiting = card_turn(state)
+    if waiting is not None:
+        raise BookError(f"{kind}: {waiting}'s card is still to resolve: resolve the revealed cards first")
+    cards = data.get("cards")
+    if not isinstance(cards, dict) or not cards:
+        raise BookError(f"{kind}.cards: expected {{player: strategy}} for the players who reveal a card")
+    unknown = set(data) - {"cards"}
+    if unknown:
+        raise BookError(f"{kind}: unknown field(s) {sorted(unknown)}")
+    revealed = []
+    for player, strategy in cards.items():
+        _check_player(state, player, f"{kind}.cards")
+        if not isinstance(strategy, str):
+            raise BookError(f"{kind}.cards.{player}: one of {', '.join(round_rules.STRATEGIES)}")
+        try:
+            revealed.append(round_rules.CommandCard(player, strategy))
+        except InputError:
+            raise BookError(f"{kind}.cards.{player}: one of {', '.join(round_rules.STRATEGIES)}, "
+                            f"got {_short(strategy)}") from None
+    order = round_rules.command_order(revealed, _seats(state))
+    state["command_cards"].append({"round": state["round"], "cards": {c.player: c.strategy for c in revealed},
+                                   "order": list(order), "resolved": []})
+
+
+def _resolve_card(state: dict, data: dict) -> None:
+    kind = "resolve_card"
+    player = _req_str(data, "player", kind)
+    turn = card_turn(state)
+    if turn is None:
+        raise BookError(f"{kind}.player: no revealed command card is waiting (reveal the next cards first)")
+    if player != turn:
+        raise BookError(f"{kind}.player: it is {turn}'s card that resolves now, not {player!r}'s (RB p.7)")
+    current_cards(state)["resolved"].append(player)
+
+
+def _set_reserve(state: dict, data: dict) -> None:
+    """A player's reserve (RB p.13): the disks not deployed, which may enter later as reinforcements."""
+    kind = "set_reserve"
+    player = _req_str(data, "player", kind)
+    _check_player(state, player, kind)
+    disks = data.get("disks")
+    if not isinstance(disks, list) or len(disks) > 200:
+        raise BookError(f"{kind}.disks: expected a list of disk ids")
+    ids = [_req_str({"disk": d}, "disk", f"{kind}.disks") for d in disks]
+    if len(set(ids)) != len(ids):
+        raise BookError(f"{kind}.disks: a disk is listed twice")
+    for d in ids:
+        if d in state["disks"]:
+            raise BookError(f"{kind}.disks: {d!r} is on the battlefield in the book, not in a reserve")
+        if any(c["disk"] == d for pile in state["piles"].values() for c in pile):
+            raise BookError(f"{kind}.disks: {d!r} is in a casualty pile")
+        if any(d in r for p, r in state["reserves"].items() if p != player):
+            raise BookError(f"{kind}.disks: {d!r} is in another player's reserve")
+    state["reserves"][player] = ids
 
 
 def _new_game(data: dict) -> dict[str, Any]:
@@ -271,11 +375,16 @@ def _new_game(data: dict) -> dict[str, Any]:
                  players=sorted(out, key=lambda p: p["initiative"]),
                  objective=_objective(data.get("objective"), kind))
     state["piles"] = {p["id"]: [] for p in out}
+    state["reserves"] = {p["id"]: [] for p in out}
     return state
 
 
 def _record_melee(state: dict, data: dict) -> None:
     kind = "record_melee"
+    # One melee phase per round (RB p.7, 10): a second record in a round is refused when it is written
+    # (`_melee_not_recorded_yet`), not here, so a book written before that check replays as it was.
+    if state["round"] not in state["melee_rounds"]:
+        state["melee_rounds"].append(state["round"])
     melee = data.get("melee")
     try:
         check_format(melee, "tablesight.melee", what=f"{kind}.melee")
@@ -307,6 +416,17 @@ def _record_melee(state: dict, data: dict) -> None:
         detail = owners.get(disk, {})
         apply_event(state, "casualty", {"disk": disk, "player": detail.get("player"), "unit": detail.get("unit")})
     state["phase"] = "melee"
+
+
+def _melee_recorded(state: dict[str, Any]) -> bool:
+    """Is the melee phase of the current round recorded? (A round has one melee phase, RB p.10.)"""
+    return bool(state["started"]) and state["round"] in state["melee_rounds"]
+
+
+def _melee_not_recorded_yet(state: dict[str, Any]) -> None:
+    if _melee_recorded(state):
+        raise BookError(f"record_melee: the melee phase of round {state['round']} is already recorded "
+                        f"(undo it to record it again)")
 
 
 def _import_events(doc: Any) -> list[tuple[str, dict]]:
@@ -348,14 +468,15 @@ def victory_points(state: dict[str, Any]) -> dict[str, int]:
     """Victory points so far: introductory objective 1 per enemy casualty (RB p.11); a scenario card's objective
     gives what was entered (`vp_per_enemy_casualty`, if the card is of that kind) plus the points awarded."""
     per = 1 if state["objective"]["kind"] == "introductory" else (state["objective"].get("vp_per_enemy_casualty") or 0)
-    vp = {p["id"]: 0 for p in state["players"]}
-    for owner, pile in state["piles"].items():
-        for p in vp:
-            if p != owner:
-                vp[p] += per * len(pile)
-    for a in state["awards"]:
-        vp[a["player"]] += a["points"]
-    return vp
+    return round_rules.victory_points(_seats(state), state["piles"], per,
+                                      [(a["player"], a["points"]) for a in state["awards"]])
+
+
+def game_end(state: dict[str, Any], eliminated: Iterable[str] = ()) -> round_rules.GameEnd:
+    """The game's end as far as the book knows (round 5's end phase done) and, given the players with no disk on
+    the battlefield (`eliminated`, from the current scene), elimination (RB p.11, 20)."""
+    return round_rules.game_end(state["round"], state["phase"], state["ended_round"] == ROUNDS, _seats(state),
+                                victory_points(state), eliminated)
 
 
 def state_json(state: dict[str, Any]) -> dict[str, Any]:
@@ -370,7 +491,7 @@ def state_json(state: dict[str, Any]) -> dict[str, Any]:
         "name": state["name"],
         "round": state["round"],
         "phase": state["phase"],
-        "game_over": state["started"] and state["round"] == ROUNDS and state["phase"] == "end",
+        "game_over": state["started"] and state["ended_round"] == ROUNDS,
         "objective": state["objective"],
         "players": [{"id": p["id"], "initiative": p["initiative"], "victory_points": vp.get(p["id"], 0),
                      "casualties": len(state["piles"].get(p["id"], []))} for p in state["players"]],
@@ -379,6 +500,11 @@ def state_json(state: dict[str, Any]) -> dict[str, Any]:
         "casualty_piles": {p: list(pile) for p, pile in state["piles"].items()},
         "awards": list(state["awards"]),
         "events": state["events"],
+        "command_cards": [dict(c) for c in state["command_cards"]],
+        "card_turn": card_turn(state) if state["started"] else None,
+        "melee_recorded": _melee_recorded(state),  # this round's melee phase: the page offers to record it once
+        "reserves": {p: list(r) for p, r in state["reserves"].items()},
+        "result": game_end(state).to_json() if state["started"] else None,
     }
 
 
@@ -551,6 +677,13 @@ class GameBook:
             out["can_undo"] = len(effective)
             return out
 
+    def game_end(self, eliminated: Iterable[str] = ()) -> dict[str, Any] | None:
+        """The game's end (`state()["result"]`) with `eliminated` players (those with no disk on the
+        battlefield in the current scene) taken into account."""
+        with self._lock:
+            _, state = self._load()
+            return game_end(state, eliminated).to_json() if state["started"] else None
+
     def events(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The raw log, newest last (undo events included)."""
         with self._lock:
@@ -558,7 +691,8 @@ class GameBook:
         return [e.to_json() for e in (events[-limit:] if limit else events)]
 
     # Writing ----------------------------------------------------------------------------------------------------
-    def _append(self, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    def _append(self, kind: str, data: dict[str, Any],
+                check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         try:
             check_json(data, kind)
         except InputError as exc:
@@ -570,6 +704,8 @@ class GameBook:
                 # when another process writes the same book.
                 self._conn.execute("BEGIN IMMEDIATE")
                 effective, state = self._load()
+                if check is not None:  # a refusal that holds for new changes only, never for replaying the log
+                    check(state)
                 new_state = apply_event(json.loads(json.dumps(state)), kind, json.loads(json.dumps(data)))
                 if kind == "new_game":
                     new_state["events"] = 1
@@ -635,15 +771,28 @@ class GameBook:
         disks in its `scene_after`, casualties to their owners' piles, phase = melee."""
         if hasattr(melee, "to_json"):
             melee = melee.to_json()
-        return self._append("record_melee", {"melee": melee})
+        return self._append("record_melee", {"melee": melee}, check=_melee_not_recorded_yet)
 
     def end_phase(self) -> dict[str, Any]:
         return self._append("end_phase", {})
+
+    def reveal_cards(self, cards: dict[str, str]) -> dict[str, Any]:
+        """The command cards revealed at once ({player: strategy}); the book orders them (RB p.7, 15, 18)."""
+        return self._append("reveal_cards", {"cards": cards})
+
+    def resolve_card(self, player: str) -> dict[str, Any]:
+        """`player`'s revealed card is resolved (must be the one whose turn it is)."""
+        return self._append("resolve_card", {"player": player})
+
+    def set_reserve(self, player: str, disks: list[str]) -> dict[str, Any]:
+        return self._append("set_reserve", {"player": player, "disks": disks})
 
     def change(self, kind: str, data: dict[str, Any]) -> dict[str, Any]:
         """Any change by its event kind (the web API's one entry point)."""
         if kind == "undo":
             raise BookError("use undo() to undo")
+        if kind == "record_melee":
+            return self._append(kind, data, check=_melee_not_recorded_yet)
         return self._append(kind, data)
 
     def undo(self, steps: int = 1) -> dict[str, Any]:
@@ -687,8 +836,9 @@ class GameBook:
             if not isinstance(doc["state"], dict):
                 raise BookError("game.state: expected an object (the state the export carried) or nothing")
             theirs = dict(doc["state"])
-            for k in ("can_undo",):
+            for k in ("can_undo", "melee_recorded"):  # not in every export; melee_recorded follows from the events
                 theirs.pop(k, None)
+                replayed.pop(k, None)
             if theirs != replayed:
                 raise BookError("game: its 'state' does not match its events (edited by hand?); not imported")
         return self._append("import_game", {"format": doc["format"], "events": doc["events"]})

@@ -87,6 +87,12 @@ def _catalog_dir() -> Path | None:
     return None if data_dir is None else Path(data_dir) / "catalogs"
 
 
+def current_catalog():
+    """The shipped unit catalog merged with the data directory's `catalogs/*.json` (the page's and the
+    corrections' catalog)."""
+    return _catalog()
+
+
 def _catalog():
     from rules.melee_commands import load_catalogs
 
@@ -250,3 +256,130 @@ def api_book_undo() -> Response:
 def api_book_import() -> Response:
     """Body: a `tablesight.game/1` document (as exported)."""
     return jsonify(_book().import_game(_body()))
+
+
+# -- the round: command cards, who may activate, the reserve, the game's end (rules.diskwars.turn) -----------------
+
+blueprint.add_url_rule("/api/book/cards", view_func=_change("reveal_cards", {"cards"}, {"cards"}), methods=["POST"])
+blueprint.add_url_rule("/api/book/card-done", view_func=_change("resolve_card", {"player"}, {"player"}),
+                       methods=["POST"])
+blueprint.add_url_rule("/api/book/reserve", view_func=_change("set_reserve", {"player", "disks"},
+                                                              {"player", "disks"}), methods=["POST"])
+
+
+def _turn_of(book_state: dict[str, Any]) -> dict[str, Any]:
+    """The round as the page shows it: the book's state plus, from the current scene, which disks may activate
+    and who has no disk on the battlefield (eliminated, RB p.11, 20)."""
+    from rules.diskwars.shooting import activated_in_book
+    from rules.diskwars.turn import BookSeat, activation_phase_over, activation_status, players_without_disks
+    from webui.book import ROUNDS
+
+    from rules.diskwars.settings import readings_json
+    from rules.diskwars.turn import RoundSettings
+
+    out: dict[str, Any] = {"round": book_state["round"], "phase": book_state["phase"], "rounds": ROUNDS,
+                           "settings": readings_json(RoundSettings()),
+                           "card_turn": book_state["card_turn"], "activation": None, "may_activate": [],
+                           "activation_phase_over": None, "eliminated": [], "scene_error": None}
+    result = book_state["result"]
+    if book_state["started"]:
+        try:
+            scene, report = _scene_and_report()
+        except (InputError, _Unavailable) as exc:
+            out["scene_error"] = str(exc)
+        else:
+            status = activation_status(scene, report, activated_in_book(book_state))
+            out["activation"] = [s.to_json() for s in status]
+            out["may_activate"] = [s.disk for s in status if s.may_activate]
+            out["activation_phase_over"] = activation_phase_over(status)
+            seats = [BookSeat(p["id"], p["initiative"]) for p in book_state["players"]]
+            out["eliminated"] = list(players_without_disks(scene, report, seats))
+            if out["eliminated"]:
+                result = _book().game_end(out["eliminated"])
+    out["result"] = result
+    return out
+
+
+@blueprint.get("/api/book/turn")
+def api_book_turn() -> Response:
+    """The round and phase, whose command card resolves, the disks that may still activate (and why the others
+    may not), players eliminated and the game's end (docs/book.md)."""
+    return jsonify(_turn_of(_book().state()))
+
+
+@blueprint.post("/api/book/activate")
+def api_book_activate() -> Response:
+    """{"disk": id}: put an activation token on a disk of the current scene, refused (400, nothing written) when
+    it may not activate now: not the activation phase, pinned or already activated (RB p.8)."""
+    from rules.diskwars.shooting import activated_in_book
+    from rules.diskwars.turn import activation_status
+
+    body = _only(_body(), {"disk"})
+    disk = body.get("disk")
+    if not isinstance(disk, str) or not disk:
+        raise InputError("disk: expected the id of a disk on the table")
+    book = _book()
+    state = book.state()
+    if not state["started"]:
+        raise InputError("disk: no game yet: start a new game first")
+    if state["phase"] != "activation":
+        raise InputError(f"disk: disks are activated in the activation phase (now: {state['phase']})")
+    scene, report = _scene_and_report()
+    status = {s.disk: s for s in activation_status(scene, report, activated_in_book(state))}
+    s = status.get(disk)
+    if s is None:
+        raise InputError(f"disk: {disk!r} is not a disk on the battlefield")
+    if not s.may_activate:
+        raise InputError(f"disk: {disk} cannot activate: {'; '.join(s.why_not)}")
+    if s.player is None:
+        raise InputError(f"disk: {disk}'s owner is unknown: say whose it is first")
+    unit = next((d.unit for d in scene.disks if d.id == disk), None)
+    return jsonify(book.set_tokens(disk, player=s.player, unit=unit, activation=1))
+
+
+# -- a ranged attack from the current table (the same code as `tablesight shoot`) ---------------------------------
+
+
+@blueprint.get("/api/shoot/<disk>")
+def api_shoot(disk: str) -> Response:
+    """`tablesight.ranged/1` for `disk` shooting now: the current scene and report, the catalog, and the game
+    book's activation tokens (an activated disk cannot shoot, RB p.8). 400 naming the shooter when it is not on
+    the table or its unit is not in the catalog."""
+    from rules.diskwars.shooting import activated_in_book, ranged_attack
+
+    scene, report = _scene_and_report()
+    book = current_app.extensions.get("tablesight.book")
+    activated = activated_in_book(book.state()) if book is not None else set()
+    return jsonify(ranged_attack(scene, disk, catalog=_catalog(), report=report, activated=activated).to_json())
+
+
+@blueprint.post("/api/move")
+def api_move() -> Response:
+    """`tablesight.move/1` between two scenes of this table: {"before": scene, "after": scene} (the page sends the
+    last two stable scenes it saw). Changes nothing; 400 naming the reason when no disk or several moved."""
+    from rules.diskwars.movement import move_consequences
+    from tablesight.scene import Scene
+
+    body = _only(_body(), {"before", "after"})
+    scenes = []
+    for key in ("before", "after"):
+        doc = body.get(key)
+        if not isinstance(doc, dict):
+            raise InputError(f"{key}: expected a scene (tablesight.scene/1)")
+        try:
+            scenes.append(Scene.from_json(doc))
+        except InputError as exc:
+            raise InputError(f"{key}: {exc}") from None
+    return jsonify(move_consequences(scenes[0], scenes[1], catalog=_catalog()).to_json())
+
+
+@blueprint.get("/api/deploy")
+def api_deploy() -> Response:
+    """`tablesight.deployment/1` for the current table (as `tablesight deploy`): the scene's deployment zones, or
+    zones from `?edge=PLAYER=EDGE` (repeatable); `?reinforcement=DISK` (repeatable) checks a disk's entry as a
+    reinforcement instead."""
+    from rules.diskwars.deployment import check_deployment, parse_edges
+
+    scene, _ = _scene_and_report()
+    edges = parse_edges(request.args.getlist("edge"))
+    return jsonify(check_deployment(scene, edges=edges, reinforcements=request.args.getlist("reinforcement")).to_json())

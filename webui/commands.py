@@ -190,8 +190,13 @@ def serve(args: argparse.Namespace) -> int:
     feed.start()
     comp.start()
     _say(f"serving {what}; data in {data_dir.resolve()}")
-    for url in page_urls(args.host, int(server.effective_port), token):
+    urls = page_urls(args.host, int(server.effective_port), token)
+    for url in urls:
         print(f"  open {url}", flush=True)
+    if token and "<" not in urls[0]:  # shared on the network at a known address: the page shows it as a QR code
+        from webui.phone import PHONE_URLS
+
+        app.extensions[PHONE_URLS] = urls
     if token:
         _say("shared on the network: the address carries the access token; keep it among the players")
 

@@ -7,8 +7,10 @@ correction made once holds for every later frame and, being stored in `correctio
 - a disk's owner (`player`, may be `null` = not known) and `unit` (catalog key, `null` clears it);
 - which of two disks is on top (`on_top`: [upper, lower] pairs, newest last);
 - a detection that is not a disk (`not_disk`), dropped from the scene;
-- a terrain piece's name; its keywords follow from the name (`TERRAIN_NAME_KEYWORDS`) unless given explicitly;
-- players the camera cannot know (`players`: id and initiative), added to scenes that lack them.
+- a terrain piece's name; the keywords the name states (`TERRAIN_NAME_KEYWORDS`) are added to the piece's own,
+  unless keywords are given explicitly (then they are the piece's keywords);
+- players (`players`: id and initiative): added to scenes that lack them, and their initiative set in the
+  scenes that have them.
 
 Every setter validates its input and raises InputError with a reason; nothing is written then.
 """
@@ -58,6 +60,27 @@ def _check_id(value: Any, what: str) -> str:
     if not isinstance(value, str) or not _ID_RE.match(value):
         raise InputError(f"{what}: expected an id (letters, digits, _ . : -; at most 64), got {value!r}")
     return value
+
+
+def _catalog_key(catalog: Any, unit: str) -> str:
+    """The catalog key of `unit` (a key, alias or name); InputError naming close matches when there is none."""
+    import difflib
+
+    from rules.diskwars.catalog import slug
+
+    found = catalog.unit(unit)
+    if found is not None:
+        return found.key
+    names = {u.key: u.key for u in catalog.units}
+    for u in catalog.units:  # aliases and names point at their key: "wolf riders" suggests jinetez-de-lobo
+        for other in (u.name, *u.aliases):
+            names.setdefault(slug(other), u.key)
+    close = []
+    for match in difflib.get_close_matches(slug(unit), list(names), n=8, cutoff=0.6):
+        if names[match] not in close:
+            close.append(names[match])
+    hint = f"; did you mean {', '.join(close[:3])}?" if close else "; the Catalog lists the known units"
+    raise InputError(f"unit: {unit!r} is not in the unit catalog{hint}")
 
 
 class Corrections:
@@ -212,12 +235,16 @@ class Corrections:
             doc["disks"].setdefault(disk_id, {})["player"] = player
             return self._commit(doc)
 
-    def set_unit(self, raw: Scene, disk_id: Any, unit: Any) -> dict[str, Any]:
-        """A unit key; one the catalog does not know is kept (its stats stay unknown, the page says so)."""
+    def set_unit(self, raw: Scene, disk_id: Any, unit: Any, catalog: Any = None) -> dict[str, Any]:
+        """A unit of `catalog` (a rules.diskwars.catalog.Catalog) by its key, an alias or its name; the key is
+        stored. A unit the catalog does not know is refused, naming it and the closest known units, so a typo is
+        never saved as a unit with no stats. Without a catalog any well-formed key is kept."""
         with self._lock:
             disk_id = self._require_disk(raw, disk_id)
             if unit is not None:
                 unit = _check_id(unit, "unit")
+                if catalog is not None:
+                    unit = _catalog_key(catalog, unit)
             doc = self._copy()
             doc["disks"].setdefault(disk_id, {})["unit"] = unit
             return self._commit(doc)
@@ -292,7 +319,10 @@ class Corrections:
         in `corrected` so the page can show them."""
         with self._lock:
             doc = self._doc
-        players = list(raw.players)
+        # The players' list sets the initiative of players the scene already has, too (the Players... dialog
+        # reorders them), and adds the ones the camera cannot know.
+        initiative = {p["id"]: p["initiative"] for p in doc["players"]}
+        players = [replace(p, initiative=initiative[p.id]) if p.id in initiative else p for p in raw.players]
         have = {p.id for p in players}
         for p in doc["players"]:
             if p["id"] not in have:
@@ -331,7 +361,13 @@ class Corrections:
         for t in raw.terrain:
             c = doc["terrain"].get(t.id)
             if c:
-                kws = tuple(c["keywords"]) if "keywords" in c else keywords_for_name(c["name"])
+                # Keywords given with the name are the players' pick from the card; a name alone adds the keywords
+                # the rulebook states for it to the ones the piece has (a wood named keeps blocks_los and cover).
+                if "keywords" in c:
+                    kws = tuple(c["keywords"])
+                else:
+                    named = set(t.keywords) | set(keywords_for_name(c["name"]))
+                    kws = tuple(k for k in TERRAIN_KEYWORDS if k in named)
                 extra = dict(t.extra)
                 extra["corrected"] = ["keywords", "name"]
                 t = replace(t, name=c["name"], keywords=kws, extra=extra)

@@ -1,8 +1,8 @@
 """How the companion reads the Diskwars rules where the rulebook leaves room: every such reading is a named,
 validated setting whose docstring cites the rulebook (RB p.N) or the errata/FAQ (FAQ).
 
-Two groups: `DiskwarsSettings` (the geometry of one scene: the report, shooting, moves, deployment) and
-`rules.diskwars.melee.MeleeSettings` (the melee resolution). `READINGS` describes every choice of both groups
+Three groups: `DiskwarsSettings` (the geometry of one scene: the report, shooting, moves, deployment),
+`rules.diskwars.melee.MeleeSettings` (the melee resolution) and `rules.diskwars.turn.RoundSettings` (the round). `READINGS` describes every choice of both groups
 (its source, its default and what each value means) so that every output can list the readings it took
 (`settings`) and the page can explain them; docs/rules.md prints the same table.
 """
@@ -118,6 +118,11 @@ READINGS: tuple[Reading, ...] = (
               "if it can)",
         False: "a strike whose target fell at an earlier timing is lost (targets declared before any damage)",
     }, "When a Swift strike removes a target, does a later strike at it go elsewhere?"),
+    Reading("card_order_after_first", "round", "RB p.7, 15", "strategy", {
+        "strategy": "the cards that resolve after the first player's keep the strategy order among themselves "
+                    "(an equal card before one the first player's beats); ties by initiative",
+        "initiative": "every card that resolves after the first player's is a tie: initiative order",
+    }, "RB p.15 compares each card with the first player's only: how do the cards after it compare?"),
 )
 READING = {r.name: r for r in READINGS}
 

@@ -84,6 +84,43 @@ def test_a_game_through_the_api(client):
     assert client.get("/api/book").get_json() == book
 
 
+# a melee phase with no fights: nothing to apply, so it can be recorded in any state
+QUIET_MELEE = {"format": "tablesight.melee/1", "steps": [], "casualties": [], "wounded": [],
+               "scene_after": {"format": "tablesight.scene/1", "disks": []}}
+
+
+def test_a_melee_is_recorded_once_per_round(client):
+    """Regression: after a reload the page offered to record the same melee again, and the book took it twice."""
+    post(client, "/api/book/new", {"players": ["orcs", "elves"]})
+    assert client.get("/api/book").get_json()["melee_recorded"] is False
+    first = post(client, "/api/book/melee", {"targets": {}})
+    assert first.status_code == 200 and first.get_json()["book"]["melee_recorded"] is True
+    piles = client.get("/api/book").get_json()["casualty_piles"]
+    again = post(client, "/api/book/melee", {"targets": {}})
+    assert again.status_code == 400
+    assert again.get_json()["error"] == ("record_melee: the melee phase of round 1 is already recorded "
+                                         "(undo it to record it again)")
+    assert client.get("/api/book").get_json()["casualty_piles"] == piles  # nothing changed
+    # Undo frees it; so does the next round.
+    assert post(client, "/api/book/undo").get_json()["melee_recorded"] is False
+    assert post(client, "/api/book/melee", {"targets": {}}).status_code == 200
+    assert post(client, "/api/book/phase", {"round": 2, "phase": "activation"}).get_json()["melee_recorded"] is False
+    assert post(client, "/api/book/melee", {"melee": QUIET_MELEE}).status_code == 200
+    assert "round 2 is already recorded" in post(client, "/api/book/melee", {"melee": QUIET_MELEE}).get_json()["error"]
+
+
+def test_a_log_with_two_melees_in_one_round_still_loads(tmp_path):
+    """The once-per-round refusal holds for new changes only: a book written before it replays as it was."""
+    book = GameBook(tmp_path / "old.sqlite")
+    book.new_game(["orcs", "elves"])
+    book._append("record_melee", {"melee": QUIET_MELEE})  # as an older tablesight wrote it, twice
+    book._append("record_melee", {"melee": QUIET_MELEE})
+    book.close()
+    reopened = GameBook(tmp_path / "old.sqlite")
+    assert reopened.state()["events"] == 3 and reopened.state()["melee_recorded"] is True
+    reopened.close()
+
+
 @pytest.mark.parametrize("url, body, message", [
     ("/api/book/new", {"players": ["solo"]}, "2 to 4 players"),
     ("/api/book/new", {}, "missing field"),

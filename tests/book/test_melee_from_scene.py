@@ -57,6 +57,27 @@ def test_tablesight_melee_command_reproduces_the_book(capsys, name, casualties, 
     assert doc["scene_after"]["format"] == "tablesight.scene/1"
 
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.scene.json")), ids=lambda p: p.name)
+def test_every_unit_of_the_examples_is_in_the_catalog(path):
+    """Regression: examples/rulebook-contest.scene.json named units the catalog does not have."""
+    scene = load_scene(path)
+    catalog = load_catalogs()
+    assert [d.unit for d in scene.disks if d.unit and catalog.unit(d.unit) is None] == []
+
+
+def test_rulebook_contest_example_resolves_as_the_book_does(capsys):
+    """Regression: the example resolved with 0 casualties (its units were missing from the catalog). RB p.18-19:
+    the Spearmen fall first, then the Wolf Riders and the Great Mage; Teclis and the Troll take a wound each."""
+    assert main(["melee", str(EXAMPLES / "rulebook-contest.scene.json")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["casualties"] for s in doc["steps"]] == [["militia-spearmen"], ["great-mage", "wolf-riders"]]
+    assert sorted(doc["wounded"]) == ["river-troll", "teclis"]
+    assert not [m for m in doc["missing"] if m["stat"] in ("unit", "attack", "counter", "toughness")]
+
+
 def test_melee_command_bad_input_is_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

@@ -12,7 +12,8 @@ import pytest
 
 from calibration.aruco import detect_markers
 from calibration.layout import default_layout
-from calibration.sheets import MM_TO_PT, PAPER_MM, MarkerShape, Page, rasterize_plan, sheet_plan, write_sheets
+from calibration.sheets import (MM_TO_PT, PAPER_MM, Box, MarkerShape, Page, Text, rasterize_plan, sheet_plan,
+                               write_sheets)
 from tablesight.cli import main
 
 REAL_ARUCO = "/usr/share/doc/opencv-doc/opencv4/html/singlemarkersoriginal.jpg"
@@ -103,6 +104,27 @@ def test_sheet_markers_decode_to_their_ids_at_their_size(paper):
         assert seen[i] == pytest.approx(60.0, abs=0.3)
     for i in (4, 5, 6, 7):
         assert seen[i] == pytest.approx(24.0, abs=0.3)
+
+
+@pytest.mark.parametrize("paper", ["a4", "letter"])
+def test_marker_caption_is_not_split_around_the_marker(paper):
+    """Regression: a tile's caption began above the marker and ended, mid-sentence, below it."""
+    layout = default_layout()
+    _, pages = sheet_plan(layout, paper)
+    t = layout.tile_mm
+    tiles = 0
+    for page in (p for p in pages if p.title.startswith("Corner markers")):
+        for box in (it for it in page.items if isinstance(it, Box) and it.w == t and it.h == t):
+            near = [it for it in page.items if isinstance(it, Text) and it.x == box.x
+                    and box.y - 15 <= it.y <= box.y + t + 20]
+            above = [it for it in near if it.y < box.y]
+            below = sorted((it for it in near if it.y > box.y + t), key=lambda it: it.y)
+            assert len(above) == 1 and above[0].bold and above[0].text.startswith("Marker ")  # the title only
+            caption = " ".join(it.text for it in below)
+            assert "Cut along the grey line. The corner with the double tick touches the battlefield corner" in caption
+            assert below[-1].text.endswith(".")
+            tiles += 1
+    assert tiles == 4
 
 
 def test_pdf_to_a_missing_folder_is_a_clear_error(tmp_path, capsys):

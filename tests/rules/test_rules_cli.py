@@ -104,3 +104,27 @@ def test_installed_script_runs_the_bundled_examples_and_refuses_bad_input(tmp_pa
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().count("\n") == 0 and "radius_mm" in bad.stderr
+
+
+@pytest.mark.parametrize("command", [["report"], ["melee"], ["shoot", "_", "d1"], ["deploy"], ["report", "--format", "text"]])
+@pytest.mark.parametrize("field, value", [("disks.0.x_mm", 1e300), ("disks.1.y_mm", -1e300),
+                                          ("disks.0.radius_mm", 1e300), ("terrain.0.polygon_mm.1.0", 1e300),
+                                          ("disks.0.x_mm", 1_000_001)])
+def test_a_huge_coordinate_is_refused_without_a_numpy_warning(tmp_path, capsys, command, field, value):
+    """Regression: a coordinate of 1e300 went through to the geometry and printed a numpy RuntimeWarning."""
+    import warnings
+
+    path = write(tmp_path, _mut(**{field: value}))
+    argv = [command[0], path] + (command[2:] if command[1:2] == ["_"] else command[1:])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rc = main(argv)
+    out, err = capsys.readouterr()
+    assert [str(w.message) for w in caught] == []
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert "must be within ±1,000,000 mm" in err and repr(value) in err
+
+
+def test_a_large_but_sane_coordinate_still_works(tmp_path, capsys):
+    assert main(["report", write(tmp_path, _mut(**{"disks.0.x_mm": 999_999.0}))]) == 0
+    assert json.loads(capsys.readouterr().out)["off_battlefield"][0]["disk"] == "d1"

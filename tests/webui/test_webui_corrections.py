@@ -28,8 +28,12 @@ def test_owner_correction_changes_the_scene_and_the_report(client):
 
 
 def test_unit_correction(client):
-    assert client.post("/api/corrections/unit", {"disk": "d3", "unit": "empire-swordsmen"}).status_code == 200
-    assert disk(client, "d3")["unit"] == "empire-swordsmen"
+    assert client.post("/api/corrections/unit", {"disk": "d3", "unit": "espadachines-de-marienburgo"}).status_code == 200
+    assert disk(client, "d3")["unit"] == "espadachines-de-marienburgo"
+    # An alias or a name in any spelling is stored as the catalog key.
+    assert client.post("/api/corrections/unit", {"disk": "d3", "unit": "Wolf Riders"}).status_code == 400  # a space
+    assert client.post("/api/corrections/unit", {"disk": "d3", "unit": "wolf-riders"}).status_code == 200
+    assert disk(client, "d3")["unit"] == "jinetez-de-lobo"
     assert client.post("/api/corrections/unit", {"disk": "d3", "unit": None}).status_code == 200
     assert "unit" not in disk(client, "d3")
 
@@ -239,3 +243,50 @@ def test_a_disk_dropped_by_the_tracker_can_still_be_restored(client, scene_path)
     assert client.get("/api/view").get_json()["hidden_disks"] == []
     # Hiding still needs the disk to be there.
     assert client.post("/api/corrections/not-a-disk", {"disk": "d7"}).status_code == 400
+
+
+@pytest.mark.parametrize("typo, suggested", [
+    ("jinetez-de-lobos", "jinetez-de-lobo"),
+    ("river-trol", "troll-de-rio"),          # an alias's typo suggests the unit's key
+    ("espadachines-de-marienbrugo", "espadachines-de-marienburgo"),
+    ("zzzz-nothing-like-it", None),
+])
+def test_unit_name_typo_is_refused_naming_the_unit_with_suggestions(client, typo, suggested):
+    """Regression: a typo in a unit name was answered "saved" and left the disk with no stats."""
+    before = client.get("/api/corrections").get_json()
+    r = client.post("/api/corrections/unit", {"disk": "d3", "unit": typo})
+    assert r.status_code == 400
+    error = r.get_json()["error"]
+    assert error.startswith("unit: ") and repr(typo) in error and "not in the unit catalog" in error
+    if suggested:
+        assert f"did you mean {suggested}" in error
+    else:
+        assert "did you mean" not in error
+    after = client.get("/api/corrections").get_json()
+    assert after["disks"] == before["disks"] and "unit" not in (disk(client, "d3") or {})
+
+
+def test_naming_a_terrain_piece_merges_its_keywords(client):
+    """Regression: naming the wood replaced its keywords, so it lost blocks_los and cover."""
+    client.post("/api/corrections/terrain", {"terrain": "t1", "name": "Bosque pequeño"})  # names no keywords
+    t1 = next(t for t in client.get("/api/scene").get_json()["terrain"] if t["id"] == "t1")
+    assert t1["name"] == "Bosque pequeño" and t1["keywords"] == ["blocks_los", "cover"]
+    assert "keywords_needed" not in t1
+    client.post("/api/corrections/terrain", {"terrain": "t1", "name": "Rocas"})  # RB p.13: cover, fortified
+    t1 = next(t for t in client.get("/api/scene").get_json()["terrain"] if t["id"] == "t1")
+    assert t1["keywords"] == ["blocks_los", "cover", "fortified"]
+    # Keywords given explicitly are the players' pick from the card: they stand as given.
+    client.post("/api/corrections/terrain", {"terrain": "t1", "name": "Rocas", "keywords": ["cover"]})
+    t1 = next(t for t in client.get("/api/scene").get_json()["terrain"] if t["id"] == "t1")
+    assert t1["keywords"] == ["cover"]
+
+
+def test_players_dialog_changes_the_initiative(client):
+    """Regression: the Players... dialog saved the order but the scene kept the old initiative."""
+    assert client.get("/api/report").get_json()["melee_order"]["first_player"] == "orcs"
+    r = client.post("/api/corrections/players", {"players": [{"id": "empire", "initiative": 1},
+                                                             {"id": "orcs", "initiative": 2}]})
+    assert r.status_code == 200
+    players = {p["id"]: p["initiative"] for p in client.get("/api/scene").get_json()["players"]}
+    assert players == {"empire": 1, "orcs": 2}
+    assert client.get("/api/report").get_json()["melee_order"]["first_player"] == "empire"

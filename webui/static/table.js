@@ -321,9 +321,10 @@
         t.textContent = text;
       }
     }
-    drawTruth(svg, px);
+    drawRuler(svg, px);
     renderLegend();
     if (refocus) { const f = svg.querySelector(refocus); if (f) f.focus({ preventScroll: true }); }
+    announce("drawn", { svg, px });
   }
 
   function renderLegend() {
@@ -351,6 +352,7 @@
   function selectDisk(id) {
     if (S.selected !== id) S.flash = null;
     S.selected = id; S.terrainSel = null;
+    announce("select", { disk: id });
     draw();
     showTab("pane-disk");
     renderDiskPanel();
@@ -365,7 +367,11 @@
   function clearSelection() {
     if (!S.selected && !S.terrainSel) return;
     S.selected = null; S.terrainSel = null;
+    announce("select", { disk: null });
     draw();
+    showNoSelection();
+  }
+  function showNoSelection() {
     $("disk-hint").hidden = false;
     $("disk-info").innerHTML = "";
   }
@@ -471,7 +477,7 @@
       <h3 style="margin-top:0">Correct the camera</h3>
       <label for="fix-owner">Owner</label>
       <div class="row"><select id="fix-owner"><option value="">unknown</option>${players}</select><button class="btn" id="fix-players-edit" title="players the camera cannot know">Players…</button></div>
-      <div class="row" id="fix-players-row" hidden><input type="text" id="fix-players" placeholder="in initiative order, e.g. orcs, empire" value="${esc(v.scene.players.slice().sort((a, b) => a.initiative - b.initiative).map((p) => p.id).join(", "))}" autocomplete="off" autocapitalize="off"><button class="btn" id="fix-players-save">Save</button></div>
+      <div class="row" id="fix-players-row" ${S.playersDraft === undefined ? "hidden" : ""}><input type="text" id="fix-players" placeholder="in initiative order, e.g. orcs, empire" value="${esc(S.playersDraft ?? v.scene.players.slice().sort((a, b) => a.initiative - b.initiative).map((p) => p.id).join(", "))}" autocomplete="off" autocapitalize="off"><button class="btn" id="fix-players-save">Save</button></div>
       <label for="fix-unit">Unit (catalog key)</label>
       <div class="row"><input type="text" id="fix-unit" list="unit-keys" value="${esc(d.unit || "")}" placeholder="e.g. orc-boyz" autocomplete="off" autocapitalize="off" spellcheck="false"><datalist id="unit-keys">${[...S.units.values()].map((u) => `<option value="${esc(u.key)}">${esc(u.name)}</option>`).join("")}</datalist><button class="btn" id="fix-unit-save">Save</button></div>
       ${stack ? `<label>Stack</label>${stack}` : ""}
@@ -500,9 +506,16 @@
     if (w) w.addEventListener("change", () => { S.wholly = w.checked; draw(); renderDiskPanel(); });
     for (const t of $("disk-info").querySelectorAll("[data-disk]")) t.addEventListener("click", () => selectDisk(t.dataset.disk));
     $("fix-owner").addEventListener("change", (e) => correct("/api/corrections/owner", { disk: d.id, player: e.target.value || null }, "Owner saved."));
-    $("fix-players-edit").addEventListener("click", () => { $("fix-players-row").hidden = !$("fix-players-row").hidden; });
+    // The players' row stays open, with what was typed, when the panel is redrawn (details or a view arriving).
+    $("fix-players-edit").addEventListener("click", () => {
+      const row = $("fix-players-row");
+      row.hidden = !row.hidden;
+      S.playersDraft = row.hidden ? undefined : $("fix-players").value;
+    });
+    $("fix-players").addEventListener("input", (e) => { S.playersDraft = e.target.value; });
     $("fix-players-save").addEventListener("click", () => {
       const ids = $("fix-players").value.split(/[\s,]+/).filter(Boolean);
+      S.playersDraft = undefined;
       correct("/api/corrections/players", { players: ids.map((id, i) => ({ id, initiative: i + 1 })) }, "Players saved.");
     });
     const saveUnit = () => correct("/api/corrections/unit", { disk: d.id, unit: $("fix-unit").value.trim() || null }, "Unit saved.");
@@ -519,24 +532,33 @@
     if (c) c.addEventListener("click", () => correct("/api/corrections/clear", { disk: d.id }, "Corrections undone."));
   }
 
+  // The rulebook's piece names and their keywords, read once at start; the name preview waits for them.
+  let nameKeywordsReady = Promise.resolve();
   function renderTerrainPanel() {
     const t = S.view.scene.terrain.find((x) => x.id === S.terrainSel);
     $("disk-hint").hidden = !!t;
     if (!t) { $("disk-info").innerHTML = ""; return; }
+    // A view that arrives while a name is being typed redraws the panel: keep what was typed.
+    const old = $("terrain-name");
+    const typed = old && old.dataset.terrain === t.id && old.value !== old.defaultValue ? old.value : null;
     $("disk-info").innerHTML = `<h2>${esc(t.name || "Unnamed terrain")}</h2>
       <div class="sub">terrain ${esc(t.id)}</div>
       <div>${t.keywords.map((k) => `<span class="chip">${esc(k.replace("_", " "))}</span>`).join("") || '<span class="sub">no keywords yet</span>'}</div>
-      <div class="fix"><label for="terrain-name">Name (keywords follow from it)</label>
-      <div class="row"><input type="text" id="terrain-name" value="${esc(t.name || "")}" placeholder="e.g. forest, hill, river"><button class="btn primary" id="terrain-save">Save</button></div>
+      <div class="fix"><label for="terrain-name">Name (a rulebook piece's name adds its keywords)</label>
+      <div class="row"><input type="text" id="terrain-name" data-terrain="${esc(t.id)}" value="${esc(t.name || "")}" placeholder="e.g. forest, hill, river"><button class="btn primary" id="terrain-save">Save</button></div>
       <div class="sub" id="terrain-preview"></div>${flashHtml()}</div>`;
     const input = $("terrain-name");
+    if (typed !== null) input.value = typed;
     const preview = () => {
       const words = input.value.toLowerCase().match(/[a-z]+/g) || [];
       const kws = [...new Set(words.flatMap((w) => S.nameKeywords[w] || []))];
-      $("terrain-preview").textContent = kws.length ? "keywords: " + kws.join(", ") : "no known word: no keywords";
+      // the server adds the name's keywords to the piece's own (a wood named keeps blocks_los and cover)
+      const added = kws.filter((k) => !t.keywords.includes(k));
+      $("terrain-preview").textContent = added.length ? "adds keywords: " + added.join(", ") : kws.length ? "keywords: " + kws.join(", ") : "no known word: no keywords added";
     };
     input.addEventListener("input", preview);
     preview();
+    nameKeywordsReady.then(() => { if ($("terrain-name") === input) preview(); });
     const save = () => correct("/api/corrections/terrain", { terrain: t.id, name: input.value }, "Terrain named.");
     $("terrain-save").addEventListener("click", save);
     input.addEventListener("keydown", (e) => { if (e.key === "Enter") save(); });
@@ -592,7 +614,7 @@
     }
     h.push("</div>");
     if (m && !m.error && S.meleeStep >= m.steps.length) {
-      h.push(`<div class="row"><button class="btn primary" id="melee-record">Record in the game book</button></div>`);
+      h.push(`<div class="row"><button class="btn primary" id="melee-record">${esc(recordLabel())}</button></div>`);
       h.push(`<div class="call"><b>After the melee</b>: casualties ${m.casualties.length ? m.casualties.map((x) => esc(diskName(x))).join(", ") : "none"}; wounded ${m.wounded && m.wounded.length ? m.wounded.map((x) => esc(diskName(x))).join(", ") : "none"}.</div>`);
       if (m.missing && m.missing.length) h.push(`<div class="call"><b>Unknown numbers</b>: ${m.missing.map((x) => `${esc(diskName(x.disk))}: ${esc(x.note || x.stat)}`).join("; ")}. Set the unit (Disk tab) or add it to the catalog.</div>`);
     }
@@ -609,19 +631,8 @@
     for (const sel of pane.querySelectorAll("select.pick-target")) {
       sel.addEventListener("change", () => { S.meleeTargets[sel.dataset.disk] = sel.value; fetchMelee(S.meleeStep); });
     }
-    on("melee-record", async () => {
-      const b = $("melee-record");
-      // The book records games: with none yet, the first press offers to start one with the table's players.
-      const players = [...S.view.scene.players].sort((x, y) => x.initiative - y.initiative).map((p, i) => ({ id: p.id, initiative: i + 1 }));
-      try {
-        if (S.meleeNeedsGame) { await post("/api/book/new", { players }); S.meleeNeedsGame = false; }
-        await post("/api/book/melee", { targets: S.meleeTargets });
-        b.disabled = true; b.textContent = "Recorded in the game book";
-      } catch (e) {
-        if (/no game yet/.test(e.message) && players.length >= 2) { S.meleeNeedsGame = true; b.textContent = "Start a game in the book, then record"; }
-        else b.textContent = "Not recorded: " + e.message;
-      }
-    });
+    on("melee-record", recordMelee);
+    if ($("melee-record")) loadBookState();
     for (const card of pane.querySelectorAll(".eng")) {
       card.addEventListener("click", (ev) => {
         if (ev.target.closest("select, button, [data-disk]")) return;
@@ -632,6 +643,42 @@
     on("melee-next", () => { S.meleeStep++; renderMelee(); });
     on("melee-prev", () => { S.meleeStep = Math.max(0, S.meleeStep - 1); renderMelee(); });
     on("melee-reset", () => { S.melee = null; S.meleeStep = 0; renderMelee(); });
+  }
+
+  // ---- recording the melee in the game book -----------------------------------------------------------------------
+  // The button says what one press will do, from the book's state (read again each time it appears, so a reload
+  // shows a melee already recorded): start a game with the table's players and record, record, or nothing more.
+  function recordLabel() {
+    const b = S.book;
+    if (!b) return "Record in the game book";
+    if (!b.started) return "Start a game with these players and record";
+    if (b.melee_recorded) return `Recorded in the game book (round ${b.round})`;
+    return `Record in the game book (round ${b.round})`;
+  }
+  function updateRecordButton(message) {
+    const btn = $("melee-record");
+    if (!btn) return;
+    btn.textContent = message || recordLabel();
+    btn.disabled = !!(S.book && S.book.melee_recorded);
+  }
+  async function loadBookState() {
+    try { S.book = await getJSON("/api/book"); } catch (e) { S.book = null; }
+    updateRecordButton();
+  }
+  async function recordMelee() {
+    const btn = $("melee-record");
+    if (!btn || btn.disabled) return;
+    btn.disabled = true;  // one press records once, however fast it is pressed again
+    const players = [...S.view.scene.players].sort((x, y) => x.initiative - y.initiative).map((p, i) => ({ id: p.id, initiative: i + 1 }));
+    try {
+      if (!S.book) S.book = await getJSON("/api/book");
+      if (!S.book.started) S.book = await post("/api/book/new", { players });
+      S.book = (await post("/api/book/melee", { targets: S.meleeTargets })).book;
+      updateRecordButton();
+    } catch (e) {
+      await loadBookState();
+      if (!(S.book && S.book.melee_recorded)) updateRecordButton("Not recorded: " + e.message);
+    }
   }
 
   function renderCalls() {
@@ -656,6 +703,121 @@
     pane.innerHTML = h.join("");
     for (const t of pane.querySelectorAll("[data-disk]")) t.addEventListener("click", () => selectDisk(t.dataset.disk));
     for (const b of pane.querySelectorAll("[data-restore]")) b.addEventListener("click", () => correct("/api/corrections/not-a-disk", { disk: b.dataset.restore, not_disk: false }, "Restored."));
+  }
+
+  // ---- taps near a disk ------------------------------------------------------------------------------------------
+  // A tap on a disk selects it (its group takes the click). A tap that misses every disk but lands within
+  // TAP_SLOP_PX of one selects the nearest: on a phone a small disk is smaller than a fingertip (44 px).
+  const TAP_SLOP_PX = 22;
+  function tableTap(ev) {
+    const svg = $("table"), v = S.view;
+    const m = svg.getScreenCTM();
+    if (!v || !m) { clearSelection(); return; }
+    const p = new DOMPoint(ev.clientX, ev.clientY).matrixTransform(m.inverse());
+    const slop = TAP_SLOP_PX * mmPerPx(viewBox(v.scene));
+    let best = null, bestGap = Infinity;
+    for (const d of v.scene.disks) {
+      const gap = Math.hypot(p.x - d.x_mm, p.y - d.y_mm) - d.radius_mm;
+      if (gap <= slop && gap < bestGap) { best = d; bestGap = gap; }
+    }
+    if (best) selectDisk(best.id);
+    else clearSelection();
+  }
+
+  // ---- the two-point ruler -----------------------------------------------------------------------------------------
+  // With *Ruler* on, a tap (or the start of a drag) sets one end, the next tap (or the drag's end) the other. An end
+  // on or beside a disk snaps to that disk and measures from its edge, as the rules do (RB p.11, 18); two disks
+  // give the report's own edge-to-edge distance and band. Anywhere else an end is that point of the table.
+  const ruler = { on: false, a: null, b: null, down: null };
+  function rulerEnd(ev) {
+    const svg = $("table"), m = svg.getScreenCTM();
+    const p = new DOMPoint(ev.clientX, ev.clientY).matrixTransform(m.inverse());
+    const slop = TAP_SLOP_PX * mmPerPx(viewBox(S.view.scene));
+    let disk = null, best = Infinity;
+    for (const d of [...S.view.scene.disks].sort((x, y) => y.z - x.z)) {  // topmost first
+      const gap = Math.hypot(p.x - d.x_mm, p.y - d.y_mm) - d.radius_mm;
+      if (gap <= 0) { disk = d; break; }
+      if (gap <= slop && gap < best) { disk = d; best = gap; }
+    }
+    return disk ? { x: disk.x_mm, y: disk.y_mm, r: disk.radius_mm, disk: disk.id } : { x: p.x, y: p.y, r: 0, disk: null };
+  }
+  function rulerMeasure(a, b) {
+    const rep = S.view.report;
+    if (a.disk && b.disk && a.disk !== b.disk && rep) {
+      const [lo, hi] = [a.disk, b.disk].sort();
+      const pair = rep.pairs.find((q) => q.a === lo && q.b === hi);
+      if (pair) return { mm: pair.distance_mm, band: pair.band };
+    }
+    const mm = Math.max(0, Math.hypot(a.x - b.x, a.y - b.y) - a.r - b.r);
+    const lim = S.view.scene.range_bands_mm;
+    return { mm, band: mm <= lim.short ? "short" : mm <= lim.medium ? "medium" : mm <= lim.long ? "long" : "siege" };
+  }
+  function rulerText() {
+    if (!ruler.a) return "Ruler: tap or drag from one point or disk to another.";
+    if (!ruler.b) return `Ruler: from ${ruler.a.disk ? diskName(ruler.a.disk) : "this point"} — now tap the other end.`;
+    const r = rulerMeasure(ruler.a, ruler.b);
+    const name = (e) => (e.disk ? diskName(e.disk) : "a point");
+    return `${name(ruler.a)} to ${name(ruler.b)}: ${fmt(r.mm, 0)} mm edge to edge, ${r.band}`;
+  }
+  function drawRuler(svg, px) {
+    const out = $("ruler-readout");
+    if (out) { out.hidden = !ruler.on; out.textContent = ruler.on ? rulerText() : ""; }
+    if (!ruler.on || !ruler.a) return;
+    const g = el("g", { class: "ruler", "pointer-events": "none" }, svg);
+    const mark = (e) => el("circle", { cx: e.x, cy: e.y, r: e.disk ? e.r + px * 4 : px * 5, fill: "none", stroke: "#fff", "stroke-width": px * 3, "stroke-dasharray": `${px * 2} ${px * 3}` }, g);
+    mark(ruler.a);
+    if (!ruler.b) return;
+    mark(ruler.b);
+    // the measured segment runs between the two edges along the line of centres
+    const dx = ruler.b.x - ruler.a.x, dy = ruler.b.y - ruler.a.y, len = Math.hypot(dx, dy) || 1;
+    const ux = dx / len, uy = dy / len;
+    const x1 = ruler.a.x + ux * ruler.a.r, y1 = ruler.a.y + uy * ruler.a.r;
+    const x2 = ruler.b.x - ux * ruler.b.r, y2 = ruler.b.y - uy * ruler.b.r;
+    const r = rulerMeasure(ruler.a, ruler.b);
+    el("line", { x1, y1, x2, y2, stroke: "#000", "stroke-width": px * 7, "stroke-linecap": "round" }, g);
+    el("line", { x1, y1, x2, y2, stroke: BAND_COLOUR[r.band], "stroke-width": px * 4, "stroke-linecap": "round", class: "ruler-line" }, g);
+    const t = el("text", { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - px * 10, "text-anchor": "middle", "font-size": px * 15, "font-weight": 800, fill: BAND_COLOUR[r.band], stroke: "#000", "stroke-width": px * 3.5, "paint-order": "stroke", class: "ruler-label" }, g);
+    t.textContent = `${fmt(r.mm, 0)} mm · ${r.band}`;
+  }
+  function wireRuler() {
+    const svg = $("table"), btn = $("ruler-toggle");
+    btn.addEventListener("click", () => {
+      ruler.on = !ruler.on; ruler.a = ruler.b = null;
+      btn.setAttribute("aria-pressed", String(ruler.on));
+      svg.classList.toggle("measuring", ruler.on);
+      draw();
+    });
+    // Capture phase: while measuring, taps set the ruler's ends instead of selecting disks or terrain.
+    svg.addEventListener("pointerdown", (ev) => { if (ruler.on) ruler.down = { x: ev.clientX, y: ev.clientY, end: rulerEnd(ev) }; }, true);
+    svg.addEventListener("click", (ev) => { if (ruler.on) { ev.stopPropagation(); ev.preventDefault(); } }, true);
+    svg.addEventListener("pointerup", (ev) => {
+      if (!ruler.on) return;
+      const end = rulerEnd(ev), down = ruler.down;
+      ruler.down = null;
+      if (down && Math.hypot(ev.clientX - down.x, ev.clientY - down.y) > 12) { ruler.a = down.end; ruler.b = end; }  // a drag
+      else if (!ruler.a || ruler.b) { ruler.a = end; ruler.b = null; }
+      else ruler.b = end;
+      draw();
+    }, true);
+  }
+
+  // ---- the phone link and the rules reference (dialogs in templates/reference.html) -----------------------------
+  function wireDialogs() {
+    const open = (id) => { const d = $(id); if (d && !d.open) d.showModal(); };
+    $("rules-open").addEventListener("click", () => open("rules-dialog"));
+    $("phone-open").addEventListener("click", async () => {
+      open("phone-dialog");
+      const body = $("phone-body");
+      try {
+        const r = await getJSON("/api/phone");
+        // The SVG is the server's own QR drawing (segno): numbers and paths only, no text from outside.
+        body.innerHTML = r.svg
+          ? `<div class="qr" role="img" aria-label="QR code of the table's address">${r.svg}</div><p class="sub">Scan it with the phone's camera, or type:</p>${r.urls.map((u) => `<p class="url"><code>${esc(u)}</code></p>`).join("")}`
+          : `<p>${esc(r.why)}</p>`;
+      } catch (e) {
+        body.innerHTML = `<p class="msg bad">${esc(e.message)}</p>`;
+      }
+    });
   }
 
   function showTab(paneId) {
@@ -737,10 +899,11 @@
         draw();
         if (S.selected) { renderDiskPanel(); loadDetails(S.selected); }
         else if (S.terrainSel) renderTerrainPanel();
+        else showNoSelection();  // the selected disk may be gone ("not a disk", off the table): no stale panel
         renderMelee();
         renderCalls();
-        refreshTruth(v);
         document.body.dataset.viewKey = v.key;
+        announce("view", { view: v });
       } catch (e) {
         if (e.status === 401) { $("banner").hidden = false; $("banner").className = "banner bad"; $("banner").textContent = e.message; }
         else renderHealth({ source: "lost", message: "cannot reach the server: " + e.message }, false);
@@ -765,86 +928,12 @@
     es.onerror = () => renderHealth({ source: "lost", message: "connection to the server lost — reconnecting" }, false);
   }
 
-  // ---- the demo's ground truth (GET /api/demo/truth) -------------------------------------------------------------
-  // The demo table is rendered and detected by the camera pipeline; the Truth toggle draws the true disks over
-  // the detected ones and marks where they disagree: a missed disk, a phantom disk, a wrong stacking order.
-  const TRUTH = { on: localStorage.getItem("tablesight.truth") === "1", available: null, doc: null, loading: false };
-  const TRUTH_WORDS = { missed: "missed", phantom: "phantom", order: "wrong order" };
-
-  async function refreshTruth(v) {
-    if (v.health.source !== "demo" || TRUTH.available === false) { $("truth-seg").hidden = true; return; }
-    if (TRUTH.loading || (TRUTH.doc && TRUTH.doc.version === v.version)) return;
-    TRUTH.loading = true;
-    try {
-      TRUTH.doc = await getJSON("/api/demo/truth");
-      TRUTH.available = true;
-    } catch (e) {
-      if (e.status === 404) TRUTH.available = false;
-    } finally {
-      TRUTH.loading = false;
-    }
-    $("truth-seg").hidden = !TRUTH.available;
-    $("truth-toggle").setAttribute("aria-pressed", String(TRUTH.on));
-    draw(); // a truth newer than the view is drawn when the page loads that view (the event stream says when)
-  }
-
-  function renderTruthSummary(doc) {
-    let box = $("truth-summary");
-    if (!box) {
-      box = document.createElement("div");
-      box.id = "truth-summary";
-      box.className = "truth-summary";
-      box.setAttribute("role", "status");
-      box.setAttribute("aria-live", "polite");
-      document.querySelector(".table-wrap").appendChild(box);
-    }
-    box.hidden = !doc;
-    if (!doc) return;
-    const n = doc.summary;
-    const parts = Object.keys(TRUTH_WORDS).map((k) => `${n[k] || 0} ${TRUTH_WORDS[k]}`);
-    const total = (n.missed || 0) + (n.phantom || 0) + (n.order || 0);
-    box.textContent = total
-      ? `The camera against the truth: ${parts.join(", ")} (dashed: the true disks)`
-      : "The camera sees the table as it truly is (dashed: the true disks)";
-  }
-
-  function drawTruth(svg, px) {
-    const doc = TRUTH.on && TRUTH.doc && S.view && TRUTH.doc.version === S.view.version && TRUTH.doc.truth ? TRUTH.doc : null;
-    renderTruthSummary(doc);
-    if (!doc) return;
-    const g = el("g", { id: "truth-layer", "pointer-events": "none" }, svg); // taps go to the detected disks
-    for (const d of doc.truth.disks) {
-      el("circle", { class: "truth-disk", "data-truth": d.id, cx: d.x_mm, cy: d.y_mm, r: d.radius_mm, fill: "none", stroke: "#7ff3ff", "stroke-width": px * 2, "stroke-dasharray": `${px * 5} ${px * 4}` }, g);
-    }
-    const colour = { missed: "#ff3355", phantom: "#ff5cf0", order: "#ffb000" };
-    for (const m of doc.disagreements) {
-      const mark = el("g", { class: `disagreement disagreement-${m.kind}`, "data-kind": m.kind }, g);
-      const c = colour[m.kind] || "#fff";
-      if (m.kind === "order") {
-        el("circle", { cx: m.x_mm, cy: m.y_mm, r: px * 9, fill: "none", stroke: c, "stroke-width": px * 4 }, mark); // the stack stays readable
-      } else {
-        el("circle", { cx: m.x_mm, cy: m.y_mm, r: m.radius_mm + px * 4, fill: "none", stroke: c, "stroke-width": px * 4 }, mark);
-      }
-      if (m.kind === "phantom") {
-        const r = m.radius_mm * 0.6;
-        el("path", { d: `M${m.x_mm - r},${m.y_mm - r} L${m.x_mm + r},${m.y_mm + r} M${m.x_mm + r},${m.y_mm - r} L${m.x_mm - r},${m.y_mm + r}`, stroke: c, "stroke-width": px * 3 }, mark);
-      }
-      const label = m.kind === "missed" && m.hidden ? "missed (hidden)" : TRUTH_WORDS[m.kind] || m.kind;
-      const y = m.kind === "order" ? m.y_mm - px * 22 : m.y_mm - m.radius_mm - px * 12;
-      const w = px * 7.8 * label.length + px * 8;
-      el("rect", { x: m.x_mm - w / 2, y: y - px * 10, width: w, height: px * 20, rx: px * 5, fill: c, stroke: "#000", "stroke-width": px }, mark);
-      const t = el("text", { x: m.x_mm, y, "text-anchor": "middle", "dominant-baseline": "central", "font-size": px * 12, "font-weight": 700, fill: "#111" }, mark);
-      t.textContent = label;
-    }
-  }
-
-  $("truth-toggle").addEventListener("click", () => {
-    TRUTH.on = !TRUTH.on;
-    localStorage.setItem("tablesight.truth", TRUTH.on ? "1" : "0");
-    $("truth-toggle").setAttribute("aria-pressed", String(TRUTH.on));
-    if (S.view) refreshTruth(S.view);
-    draw();
-  });
+  // ---- other scripts of the page (game.js) ------------------------------------------------------------------
+  // They hear "tablesight:view" (a new view), "tablesight:drawn" (the table was redrawn: draw over it) and
+  // "tablesight:select" (the selected disk), and use the same requests and names through window.tablesight.
+  function announce(what, detail) { document.dispatchEvent(new CustomEvent("tablesight:" + what, { detail })); }
+  window.tablesight = { getJSON, post, diskName, playerColour, esc, view: () => S.view, selected: () => S.selected,
+    selectDisk, showTab, bandColour: (b) => BAND_COLOUR[b] };
 
   // ---- wiring ---------------------------------------------------------------------------------------------------
   for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.pane));
@@ -857,7 +946,7 @@
     $("fit").setAttribute("aria-pressed", String(S.fit));
     draw();
   });
-  $("table").addEventListener("click", clearSelection);
+  $("table").addEventListener("click", tableTap);
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") clearSelection(); });
   if (token) $("calib-link").href = withToken("calibration");
   // The table fits the window's height on a laptop: measure what sits above it.
@@ -868,7 +957,9 @@
   window.addEventListener("resize", fitTable);
   let resizeTimer = null;
   new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(draw, 60); }).observe($("table"));
-  getJSON("/api/corrections").then((c) => { S.nameKeywords = c.terrain_name_keywords || {}; }).catch(() => {});
+  wireDialogs();
+  wireRuler();
+  nameKeywordsReady = getJSON("/api/corrections").then((c) => { S.nameKeywords = c.terrain_name_keywords || {}; }).catch(() => {});
   getJSON("/api/catalog").then((c) => {
     for (const u of c.units || []) S.units.set(u.key, u);
     if (S.view) { draw(); if (S.selected) renderDiskPanel(); }
