@@ -1,10 +1,11 @@
-"""The eye: from a rectified frame to the Scene — face and rim maps, circles of the calibrated radii, which lies on
-which, table millimetres.
+"""The eye: from a rectified frame to the Scene — face, rim and height maps, circles of the calibrated radii, which
+lies on which, table millimetres.
 
-    vision.facemap     the learned face / rim maps of the rectified frame (the only look-dependent step)
+    vision.facemap     the learned face / rim / height maps of the rectified frame (the only look-dependent step)
     vision.candidates  circles of the calibrated radii where the rim map shows enough outline
-    vision.fit         sub-pixel circles, accepted by the outline they explain
-    vision.stacking    which disk lies on which: outline evidence in each overlap lens, and history
+    vision.verdict     the learned judgement of a measured circle: how likely it is a disk
+    vision.fit         sub-pixel circles, accepted by the verdict on what they explain
+    vision.stacking    which disk lies on which: outline evidence in each overlap lens, face heights, history
     vision.detect      this module: the steps in order, history seeds, table mm and the Scene
 
 The rectified image is a top-down map of the table (`calibration.rectify`, 1 px/mm by default), so every disk is a

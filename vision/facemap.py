@@ -1,13 +1,16 @@
 """The learned eye's first step: per pixel of the rectified frame, is a disk's top face seen there, and does a
-disk's own outline run there.
+disk's own outline run there, and how high that disk lies.
 
 A small convolutional network (`vision/models/facemap.onnx`, trained by `python -m vision.facemap_training` on
-the randomized synthetic world, never on held-out families) reads the rectified frame at 1 px/mm and gives two
-probability maps at half that resolution:
+the randomized synthetic world, never on held-out families) reads the rectified frame at 1 px/mm and gives three
+maps at half that resolution:
 
 - `face`: a disk's top face is seen here;
 - `rim`: a disk's own outline runs here. Where two disks overlap, only the upper disk's outline is seen: the
   lower one's is hidden under it. Printed circles inside a disk's art are not outlines.
+- `height`: where a face is seen, how high in its pile that disk lies (0: on the table, 0.5: on one disk, 1: on
+  two or more). Of two overlapping disks the upper one lies higher: a second, independent cue to the stacking
+  order, read from the whole look of the pile (shadows, side walls, which outlines run where). Meaningless off faces.
 
 Everything after this (circles of the calibrated radii, their sub-pixel centres, which lies on which) is geometry
 on these maps, so it does not depend on how the disks, the cloth or the light look. Inference runs on OpenCV's dnn
@@ -35,7 +38,7 @@ _nets: dict[tuple[str, int], cv2.dnn.Net] = {}
 
 @dataclass(frozen=True, eq=False)
 class FaceMaps:
-    """The two maps of one rectified image (float32, 0..1, `STRIDE` times smaller than the image).
+    """The three maps of one rectified image (float32, 0..1, `STRIDE` times smaller than the image).
 
     Map pixel (u, v) covers rectified pixels [u*STRIDE, (u+1)*STRIDE): its centre is at rectified
     ((u + 0.5) * STRIDE - 0.5, ...). `to_map` / `to_rect` convert coordinates.
@@ -43,10 +46,11 @@ class FaceMaps:
 
     face: np.ndarray
     rim: np.ndarray
+    height: np.ndarray
 
     def __post_init__(self) -> None:
-        if self.face.shape != self.rim.shape or self.face.ndim != 2:
-            raise ValueError("face and rim must be 2-D maps of one shape")
+        if not self.face.shape == self.rim.shape == self.height.shape or self.face.ndim != 2:
+            raise ValueError("face, rim and height must be 2-D maps of one shape")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -79,7 +83,7 @@ def _net(path: Path) -> cv2.dnn.Net:
 
 
 def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMaps:
-    """The face and rim maps of a rectified BGR image (1 px/mm)."""
+    """The face, rim and height maps of a rectified BGR image (1 px/mm)."""
     if rect.ndim != 3 or rect.shape[2] != 3 or rect.dtype != np.uint8:
         raise InputError(f"face_maps: expected a BGR uint8 image, got {rect.dtype} {rect.shape}")
     h, w = rect.shape[:2]
@@ -89,8 +93,12 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMap
     blob = cv2.dnn.blobFromImage(img)  # (1, 3, H, W) float32, BGR as is, 0..255
     net.setInput(blob)
     out = net.forward()
+    if out.ndim != 4 or out.shape[1] != 3:
+        raise InputError(f"the eye's model file gives {out.shape[1] if out.ndim == 4 else '?'} maps, not the 3 "
+                         "(face, rim, height) this version reads: retrain it with 'python -m vision.facemap_training'")
     h2, w2 = h // STRIDE, w // STRIDE
-    return FaceMaps(face=np.ascontiguousarray(out[0, 0, :h2, :w2]), rim=np.ascontiguousarray(out[0, 1, :h2, :w2]))
+    return FaceMaps(face=np.ascontiguousarray(out[0, 0, :h2, :w2]), rim=np.ascontiguousarray(out[0, 1, :h2, :w2]),
+                    height=np.ascontiguousarray(out[0, 2, :h2, :w2]))
 
 
 def sample(img: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -59,11 +59,11 @@ def _sample(job: tuple[str, int, int]) -> FaceTruth:
     path = None if _CACHE is None else _CACHE / f"{family}-{seed}-{frame}.npz"
     if path is not None and path.exists():
         with np.load(path) as z:
-            return FaceTruth(rect=z["rect"], face=z["face"], rim=z["rim"])
+            return FaceTruth(rect=z["rect"], face=z["face"], rim=z["rim"], height=z["height"])
     setup, camera = table_for(family, seed, frame)
     truth = face_truth(render_frame(setup, camera), setup, camera)
     if path is not None:
-        np.savez(path, rect=truth.rect, face=truth.face, rim=truth.rim)
+        np.savez(path, rect=truth.rect, face=truth.face, rim=truth.rim, height=truth.height)
     return truth
 
 
@@ -117,14 +117,14 @@ def build_network():
     class FaceNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.e1 = conv(3, 8, 2)                                                   # 1/2
-            self.e2 = nn.Sequential(conv(8, 16, 2), sep(16, 24))                      # 1/4
-            self.e3 = nn.Sequential(conv(24, 32, 2), sep(32, 32, 2), sep(32, 32, 4))  # 1/8
-            self.e4 = nn.Sequential(conv(32, 48, 2), sep(48, 48, 2), sep(48, 48, 4))  # 1/16
-            self.d3 = merge(48 + 32, 32)
-            self.d2 = merge(32 + 24, 16)
-            self.d1 = merge(16 + 8, 8)
-            self.head = nn.Conv2d(8, 2, 1)
+            self.e1 = conv(3, 12, 2)                                                  # 1/2
+            self.e2 = nn.Sequential(conv(12, 24, 2), sep(24, 32))                     # 1/4
+            self.e3 = nn.Sequential(conv(32, 48, 2), sep(48, 48, 2), sep(48, 48, 4))  # 1/8
+            self.e4 = nn.Sequential(conv(48, 64, 2), sep(64, 64, 2), sep(64, 64, 4))  # 1/16
+            self.d3 = merge(64 + 48, 48)
+            self.d2 = merge(48 + 32, 24)
+            self.d1 = merge(24 + 12, 12)
+            self.head = nn.Conv2d(12, 3, 1)  # face, rim, height
             self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
 
         def forward(self, x):
@@ -141,7 +141,7 @@ def build_network():
 
 
 class _Exported:
-    """What goes into the ONNX file: uint8-range BGR in, sigmoid probabilities (face, rim) out."""
+    """What goes into the ONNX file: uint8-range BGR in, sigmoid probabilities (face, rim, height) out."""
 
     @staticmethod
     def wrap(net):
@@ -164,11 +164,13 @@ class _Exported:
 
 
 def _batch(samples: list[FaceTruth], rng: np.random.Generator, n: int):
-    """n random crops (with flips / quarter turns) as float arrays: x (n, 3, C, C), face and rim (n, C/2, C/2)."""
+    """n random crops (with flips / quarter turns) as float arrays: x (n, C, C, 3), face, rim and height
+    (n, C/2, C/2)."""
     c2 = CROP // OUTPUT_STRIDE
     xs = np.empty((n, CROP, CROP, 3), np.float32)
     fs = np.empty((n, c2, c2), np.float32)
     rs = np.empty((n, c2, c2), np.float32)
+    hs = np.empty((n, c2, c2), np.float32)
     for k in range(n):
         s = samples[int(rng.integers(len(samples)))]
         h2, w2 = s.face.shape
@@ -182,12 +184,13 @@ def _batch(samples: list[FaceTruth], rng: np.random.Generator, n: int):
         x = s.rect[y2 * 2: y2 * 2 + CROP, x2 * 2: x2 * 2 + CROP]
         f = s.face[y2: y2 + c2, x2: x2 + c2]
         r = s.rim[y2: y2 + c2, x2: x2 + c2]
+        hh = s.height[y2: y2 + c2, x2: x2 + c2]
         t = int(rng.integers(4))
-        x, f, r = np.rot90(x, t), np.rot90(f, t), np.rot90(r, t)
+        x, f, r, hh = np.rot90(x, t), np.rot90(f, t), np.rot90(r, t), np.rot90(hh, t)
         if rng.random() < 0.5:
-            x, f, r = x[:, ::-1], f[:, ::-1], r[:, ::-1]
-        xs[k], fs[k], rs[k] = x, f, r
-    return xs, fs / 255.0, rs / 255.0
+            x, f, r, hh = x[:, ::-1], f[:, ::-1], r[:, ::-1], hh[:, ::-1]
+        xs[k], fs[k], rs[k], hs[k] = x, f, r, hh
+    return xs, fs / 255.0, rs / 255.0, hs / 255.0
 
 
 def _recolour(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -286,18 +289,22 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps, pct_start=0.1)
     pos_w = torch.tensor(4.0, device=dev)
     vrng = np.random.default_rng(seed + 1)
-    vx, vf, vr = _batch(valid, vrng, 32)
+    vx, vf, vr, vh = _batch(valid, vrng, 32)
     vx_t = torch.from_numpy(vx).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
     t0 = time.time()
     for step in range(steps):
         net.train()
-        x, f, r = _batch(samples, rng, batch)
+        x, f, r, h = _batch(samples, rng, batch)
         x = _augment(x, f, rng)
         xt = torch.from_numpy(x).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
-        ft, rt = torch.from_numpy(f).to(dev), torch.from_numpy(r).to(dev)
+        ft, rt, ht = torch.from_numpy(f).to(dev), torch.from_numpy(r).to(dev), torch.from_numpy(h).to(dev)
         out = net(xt)
+        # height is taught on faces only: elsewhere it means nothing
+        on_face = (ft > 0.5).float()
         loss = F.binary_cross_entropy_with_logits(out[:, 0], ft) + \
-            F.binary_cross_entropy_with_logits(out[:, 1], rt, pos_weight=pos_w)
+            F.binary_cross_entropy_with_logits(out[:, 1], rt, pos_weight=pos_w) + \
+            (F.binary_cross_entropy_with_logits(out[:, 2], ht, reduction="none") * on_face).sum() / \
+            on_face.sum().clamp(min=1.0)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -311,8 +318,11 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
             tp = float((rim_pred & rim_true).sum())
             prec = tp / max(rim_pred.sum(), 1)
             rec = tp / max(rim_true.sum(), 1)
+            faces = vf > 0.9
+            level_ok = float(np.mean(np.abs(vo[:, 2][faces] - vh[faces]) < 0.25)) if faces.any() else float("nan")
             print(f"  step {step + 1}/{steps}  loss {loss.item():.4f}  valid: face MAE {face_err:.4f}  "
-                  f"rim precision {prec:.3f} recall {rec:.3f}  ({time.time() - t0:.0f} s)", flush=True)
+                  f"rim precision {prec:.3f} recall {rec:.3f}  height level right {level_ok:.3f}  "
+                  f"({time.time() - t0:.0f} s)", flush=True)
     return net.cpu().eval()
 
 

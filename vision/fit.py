@@ -6,11 +6,12 @@
    radius by `radius_freedom_mm`, the print's cut), rays far off dropped, a few passes.
 2. Greedy acceptance with explanation-away, strongest rim first: rim that an accepted disk's outline explains is
    taken from every other candidate; rays that fall inside an accepted disk may be hidden under it and do not
-   count against a candidate. A candidate needs `min_rim` of its outline shown (its own, not explained), the part
-   of its outline in the open mostly shown (`open_consistency`), and a face all over its inside (`min_face`): a
-   disk's inside is always some disk's top, its own or one lying on it. Disks of the previous scene (history)
-   need less. Passes repeat until nothing more is accepted (a lower disk is judged once the upper one explains
-   its hidden arc).
+   count against a candidate. A candidate needs a face all over its inside (`min_face`: a disk's inside is always
+   some disk's top, its own or one lying on it) and at least `min_rim` of its outline shown before it is judged;
+   the judgement is `vision.verdict`'s learned probability over everything measured about it (`CircleEvidence`),
+   which must reach `accept_probability`. Disks of the previous scene (history) need only `min_rim_history` of
+   their own outline and the open part of it `open_consistency_history` shown. Passes repeat until nothing more
+   is accepted (a lower disk is judged once the upper one explains its hidden arc).
 3. The accepted centres are refined on the full-resolution image (`vision.refine`), from the rays that show each
    disk's own outline with no other disk along or over it.
 
@@ -31,6 +32,7 @@ from tablesight.scene import SIZE_CLASSES
 from vision.candidates import Candidates, Seed, find_candidates, inside_points
 from vision.facemap import FaceMaps, sample
 from vision.refine import align_centres
+from vision.verdict import CircleEvidence, load_verdict
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,11 @@ class DetectorConfig:
     rim_level: float = 0.4               # rim probability at which a ray shows the outline
     rim_tolerance_mm: float = 2.0        # a shown outline supports the circle within this distance
     explain_mm: float = 2.0              # outline this close to an accepted disk's outline is explained by it
-    min_rim: float = 0.3                 # share of its outline a new disk shows (its own, not explained)
-    min_rim_history: float = 0.1         # ... a disk the previous scene had there
-    open_consistency: float = 0.6        # share of the outline in the open (under no accepted disk) shown
-    open_consistency_history: float = 0.3
+    min_rim: float = 0.2                 # share of its outline a new circle shows (its own) to be judged at all
+    accept_probability: float = 0.5      # the verdict's probability a new circle needs (vision.verdict)
+    verdict_path: str | None = None      # a verdict model of one's own (None: the shipped one)
+    min_rim_history: float = 0.1         # share of its own outline a disk the previous scene had there shows
+    open_consistency_history: float = 0.3  # ... and of its outline in the open (under no accepted disk)
     min_face: float = 0.6                # mean face probability over the disk's inside
     radius_freedom_mm: float = 1.5       # a disk seen >= 85 % may differ this much from its class radius
     fit_passes: int = 3
@@ -56,14 +59,14 @@ class DetectorConfig:
                                          # a copy of it
     ring_depth_mm: float = 2.5           # where the border colour is sampled, inside the outline (tracking)
     disk_thickness_mm: float = 2.0       # a disk's top lies this much above what it rests on (parallax; 0: none)
-    min_confidence: float = 0.3          # new disks below this confidence are dropped (not ones from history)
+    min_confidence: float = 0.3          # disks below this confidence after stacking are dropped (not history)
     keep_rim_fraction: float = 0.78      # ... unless this much of their outline is seen
     align: bool = True                   # centres refined on the image's rim profile (vision.refine)
 
     def __post_init__(self) -> None:
         if not 24 <= self.rays <= 720:
             raise ValueError("rays must be within 24..720")
-        for name in ("vote_min", "rim_level", "min_rim", "min_rim_history", "open_consistency",
+        for name in ("vote_min", "rim_level", "min_rim", "min_rim_history", "accept_probability",
                      "open_consistency_history", "min_face", "copy_distance"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
@@ -77,8 +80,9 @@ class DetectorConfig:
             raise ValueError("fit_passes must be within 1..10")
         if not 0 <= self.disk_thickness_mm <= 20:
             raise ValueError("disk_thickness_mm must be within 0..20")
-        if self.model_path is not None and not isinstance(self.model_path, str):
-            raise ValueError("model_path must be a file path (str) or None")
+        for name in ("model_path", "verdict_path"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a file path (str) or None")
 
 
 DEFAULT_CONFIG = DetectorConfig()
@@ -209,6 +213,7 @@ class Accepted:
     face: float
     residual: float
     shown: np.ndarray     # (K,) rays that show the outline
+    probability: float | None = None  # the verdict's, for a new disk (None: a disk of the previous scene)
 
 
 def _judge(reading: RimReading, k: int, done: Sequence[Accepted], cfg: DetectorConfig, mm: float
@@ -232,17 +237,53 @@ def _judge(reading: RimReading, k: int, done: Sequence[Accepted], cfg: DetectorC
     return shown, explained, covered
 
 
+def circle_evidence(maps: FaceMaps, one: RimReading, shown: np.ndarray, explained: np.ndarray,
+                    covered: np.ndarray, r_class: float, mm: float) -> CircleEvidence:
+    """Everything `vision.verdict` weighs about circle 0 of `one` (map px; `mm`: map px per mm)."""
+    u, v, r = float(one.u[0]), float(one.v[0]), float(one.r[0])
+    open_ = ~covered & ~explained
+    n_open = int(open_.sum())
+    fx, fy = inside_points(np.array([u]), np.array([v]), np.array([max(r - 2 * mm, 1.0)]))
+    face_in = sample(maps.face, fx, fy)[0]
+    height_in = float((face_in * sample(maps.height, fx, fy)[0]).sum() / max(face_in.sum(), 1e-6))
+    ang = one.angles
+    ox, oy = u + (r + 3 * mm) * np.cos(ang), v + (r + 3 * mm) * np.sin(ang)
+    face_out = sample(maps.face, ox, oy)
+    # the height of the face around it, where there is face around (a disk it lies on, or the art it is printed in)
+    step = height_in - float((face_out * sample(maps.height, ox, oy)).sum() / face_out.sum()) \
+        if face_out.sum() >= 0.1 * len(ang) else 0.0
+    return CircleEvidence(
+        rim_own=float((shown & ~explained).mean()),
+        open_consistency=float((shown & open_).sum() / n_open) if n_open else 1.0,
+        rim_all=float(shown.mean()),
+        open_share=n_open / len(ang),
+        peak_shown=float(one.peak[0][shown].mean()) if shown.any() else 0.0,
+        residual_mm=float(np.sqrt(np.mean(one.offset[0][shown] ** 2))) / mm if shown.any() else 0.0,
+        face_inside=float(face_in.mean()),
+        face_outside=float(face_out.mean()),
+        height_step=step,
+        radius_mm=r_class / mm)
+
+
 def _is_copy(done: Sequence[Accepted], u: float, v: float, r_class: float, cfg: DetectorConfig) -> bool:
     """A circle of an accepted disk's size this near its centre is that disk again (one of another size is a
     stack)."""
     return any(a.r_class == r_class and math.hypot(a.u - u, a.v - v) < cfg.copy_distance * a.r for a in done)
 
 
+#: The verdict's view of one judged circle, for whoever learns from it: (evidence, u, v, r_class, accepted).
+JudgementLog = Callable[[CircleEvidence, float, float, float, bool], None]
+
+
 def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.ndarray, cfg: DetectorConfig,
-           mm: float, allowed: np.ndarray) -> list[Accepted]:
+           mm: float, allowed: np.ndarray, verdict: Callable[[CircleEvidence], float] | None = None,
+           log: JudgementLog | None = None) -> list[Accepted]:
     """Greedy acceptance with explanation-away (module docstring); `allowed`: candidates that may be accepted.
     A candidate overlapping accepted disks is measured again without the rays their outlines explain or cover:
-    there the outline found is theirs, and it pulls the circle."""
+    there the outline found is theirs, and it pulls the circle. `verdict`: the probability that a new circle is a
+    disk (default: the shipped `vision.verdict` model); `log` sees every new circle judged."""
+    if verdict is None:
+        verdict = load_verdict(cfg.verdict_path).probability
     tol = cfg.rim_tolerance_mm * mm
     shown_all = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= tol)
     base = shown_all.mean(1)
@@ -265,7 +306,8 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 taken[i] = True
                 continue
             shown, explained, covered = _judge(one, 0, done, cfg, mm)
-            need_rim = cfg.min_rim_history if is_seed[i] else cfg.min_rim
+            seeded = bool(is_seed[i])
+            need_rim = cfg.min_rim_history if seeded else cfg.min_rim
             if (shown & ~explained).mean() < 0.5 * need_rim:
                 continue            # not even half the outline it needs: not worth measuring again
             if (explained | covered).any():
@@ -280,13 +322,20 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
             open_ = ~covered & ~explained
             n_open = int(open_.sum())
             cons = float((shown & open_).sum() / n_open) if n_open else 1.0
-            seeded = bool(is_seed[i])
-            need_cons = cfg.open_consistency_history if seeded else cfg.open_consistency
-            if rim_own >= need_rim and cons >= need_cons:
+            prob = None
+            if seeded:
+                ok = rim_own >= need_rim and cons >= cfg.open_consistency_history
+            else:
+                ev = circle_evidence(maps, one, shown, explained, covered, float(r_class[i]), mm)
+                prob = float(verdict(ev))
+                ok = rim_own >= need_rim and prob >= cfg.accept_probability
+                if log is not None:
+                    log(ev, u, v, float(r_class[i]), ok)
+            if ok:
                 resid = float(np.sqrt(np.mean(one.offset[0][shown] ** 2))) if shown.any() else 0.0
                 done.append(Accepted(index=int(i), u=u, v=v, r=r, r_class=float(r_class[i]),
                                      rim_fraction=float(shown.mean()), open_consistency=cons,
-                                     face=float(face[i]), residual=resid, shown=shown))
+                                     face=float(face[i]), residual=resid, shown=shown, probability=prob))
                 taken[i] = True
                 added = True
         if not added:
@@ -295,7 +344,8 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
 
 
 def confidence(rim_fraction: float, open_consistency: float, face: float) -> float:
-    """0..1: how much of the outline is seen, how well the open outline shows, and a face inside."""
+    """0..1 for a disk of the previous scene: how much of the outline is seen, how well the open outline shows,
+    and a face inside (a new disk's confidence is the verdict's probability)."""
     return float(np.clip((0.35 + min(rim_fraction, 0.65)) * (0.5 + 0.5 * open_consistency) * min(1.0, face / 0.9),
                          0.0, 0.999))
 
@@ -327,13 +377,15 @@ def _aligned(done: list[Accepted], rect: np.ndarray, scale: float, mm: float, cf
 def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], scale: float, mm: float,
                    seeds: Sequence[Seed] = (), cfg: DetectorConfig = DEFAULT_CONFIG,
                    battlefield_px: tuple[float, float, float, float] | None = None,
-                   where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
+                   where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                   verdict: Callable[[CircleEvidence], float] | None = None, log: JudgementLog | None = None
                    ) -> list[DiskFit]:
     """Disks of one rectified image (`rect`, BGR) from its maps. `radii_px`: the size classes' radii in rectified
     px; `scale`: rectified px per map px; `mm`: map px per mm. `seeds`: the previous scene's disks (rectified px).
     `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (hanging over an
     edge), never beyond two (the marker tiles' corners). `where(x, y, r)` (rectified px): the part of the image
-    wanted; seeds elsewhere are context (they explain and cover their neighbours) and are not returned."""
+    wanted; seeds elsewhere are context (they explain and cover their neighbours) and are not returned.
+    `verdict` and `log`: see `accept`."""
     radii_map = [r / scale for r in radii_px]
     seed_xy = np.array([[(s.cx + 0.5) / scale - 0.5, (s.cy + 0.5) / scale - 0.5] for s in seeds]).reshape(-1, 2)
     # a candidate's centre may be a couple of mm off: its inside is judged on 80 % of the radius, more leniently
@@ -363,7 +415,7 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
         is_seed = np.array([s is not None for s in cand.seed])
         context = is_seed & ~want
         allowed &= want | is_seed
-    done = accept(maps, cand, reading, r_class, cfg, mm, allowed)
+    done = accept(maps, cand, reading, r_class, cfg, mm, allowed, verdict, log)
     # a disk found anew where the previous scene had one of its size continues it (its id and order)
     seed_of = {a.index: cand.seed[a.index] for a in done}
     used = {id(s) for s in seed_of.values() if s is not None}
@@ -395,7 +447,8 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
         fits.append(DiskFit(cx=float(to_rect(a.u)), cy=float(to_rect(a.v)), r_px=a.r_class * scale, size=size,
                             rim_fraction=a.rim_fraction, open_consistency=a.open_consistency,
                             residual_px=a.residual * scale, ring_bgr=(float(med[0]), float(med[1]), float(med[2])),
-                            confidence=confidence(a.rim_fraction, a.open_consistency, a.face),
+                            confidence=confidence(a.rim_fraction, a.open_consistency, a.face)
+                            if a.probability is None else min(a.probability, 0.999),
                             seed_id=None if seed is None else seed.id, seed_z=None if seed is None else seed.z,
                             rim_r_px=a.r * scale))
     return fits

@@ -181,7 +181,7 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
         return out
 
     boxes: list[tuple[int, int, int, int]] = []
-    face, rim = reference.maps.face.copy(), reference.maps.rim.copy()
+    face, rim, height = reference.maps.face.copy(), reference.maps.rim.copy(), reference.maps.height.copy()
     if mask.any():
         r_max = max(sizes.radius(s) for s in SIZE_CLASSES) * ppm
         # Every disk touching a change lies wholly within 2 radii and the margin of it, and the rim look reaches
@@ -212,6 +212,7 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
             if a1 > a0 and b1 > b0:
                 face[v0 + b0:v0 + b1, u0 + a0:u0 + a1] = crop_maps.face[b0:b1, a0:a1]
                 rim[v0 + b0:v0 + b1, u0 + a0:u0 + a1] = crop_maps.rim[b0:b1, a0:a1]
+                height[v0 + b0:v0 + b1, u0 + a0:u0 + a1] = crop_maps.height[b0:b1, a0:a1]
             for f in found:
                 f = replace(f, cx=f.cx + x0, cy=f.cy + y0)
                 # Disks away from the change are carried (or, cut by the crop's edge, not seen whole here).
@@ -222,7 +223,7 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
                 if f.seed_id in carried_ids:
                     f = replace(f, seed_id=None, seed_z=None)
                 fits.append(f)
-    detection = finish_detection(FaceMaps(face=face, rim=rim), fits, calibration, sizes, previous, config,
+    detection = finish_detection(FaceMaps(face=face, rim=rim, height=height), fits, calibration, sizes, previous, config,
                                  unchanged=[k < len(carried) for k in range(len(fits))])
     # The next commit compares with the pixels each disk was measured on: the new frame, except under the
     # disks carried over, which keep the reference's pixels.

@@ -10,7 +10,7 @@ import pytest
 
 from tablesight.scene import Disk, Player, Scene
 from vision.synth.seeds import (GATE_SEEDS, TEST_SEEDS, TUNING_SEEDS, WORLD_GATE_SEEDS, WORLD_TRAINING_SEEDS,
-                                WORLD_TUNING_SEEDS)
+                                WORLD_TUNING_SEEDS, WORLD_VERDICT_SEEDS)
 
 _spec = importlib.util.spec_from_file_location(
     "synth_eval_vision", Path(__file__).resolve().parents[2] / "benchmarks" / "eval_vision.py")
@@ -34,7 +34,8 @@ def _det(*disks) -> Scene:
 def test_synth_seed_ranges_are_disjoint():
     assert not set(TUNING_SEEDS) & set(GATE_SEEDS)
     assert not set(TEST_SEEDS) & (set(TUNING_SEEDS) | set(GATE_SEEDS))
-    ranges = [TUNING_SEEDS, GATE_SEEDS, TEST_SEEDS, WORLD_TRAINING_SEEDS, WORLD_TUNING_SEEDS, WORLD_GATE_SEEDS]
+    ranges = [TUNING_SEEDS, GATE_SEEDS, TEST_SEEDS, WORLD_TRAINING_SEEDS, WORLD_VERDICT_SEEDS, WORLD_TUNING_SEEDS,
+              WORLD_GATE_SEEDS]
     for i, a in enumerate(ranges):
         for b in ranges[i + 1:]:
             assert not set(a) & set(b)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from vision.synth.facemaps import OUTPUT_STRIDE, FaceTruth, outline_mask
+from vision.synth.facemaps import HEIGHT_LEVELS, OUTPUT_STRIDE, FaceTruth, outline_mask
 from vision.synth.render import HAND_LABEL
 
 
@@ -61,9 +63,11 @@ def test_no_disks_no_outline():
 def test_face_truth_checks_its_shapes():
     rect = np.zeros((40, 60, 3), np.uint8)
     ok = np.zeros((40 // OUTPUT_STRIDE, 60 // OUTPUT_STRIDE), np.uint8)
-    FaceTruth(rect=rect, face=ok, rim=ok)
+    FaceTruth(rect=rect, face=ok, rim=ok, height=ok)
     with pytest.raises(ValueError):
-        FaceTruth(rect=rect, face=np.zeros((40, 60), np.uint8), rim=ok)
+        FaceTruth(rect=rect, face=np.zeros((40, 60), np.uint8), rim=ok, height=ok)
+    with pytest.raises(ValueError):
+        FaceTruth(rect=rect, face=ok, rim=ok, height=np.zeros((40, 60), np.uint8))
 
 
 def test_rendered_frame_truth_marks_every_fully_visible_disk(tmp_path):
@@ -84,3 +88,8 @@ def test_rendered_frame_truth_marks_every_fully_visible_disk(tmp_path):
         x, y = cal.table_to_rectified(np.array([[d.x_mm, d.y_mm]]))[0] / OUTPUT_STRIDE
         # the centre of every disk is some disk's face (its own or one lying on it)
         assert truth.face[int(y), int(x)] > 200
+        # and it is taught how high that face lies: the disk's own level where nothing lies over its centre
+        over = [o for o in setup.disks if o.z > d.z and math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) < o.radius_mm]
+        if not over:
+            assert abs(int(truth.height[int(y), int(x)]) - min(d.z, HEIGHT_LEVELS) / HEIGHT_LEVELS * 255) < 30
+    assert any(d.z > 0 for d in setup.disks)  # the table has stacks: the height target is not all zero

@@ -52,4 +52,8 @@ def test_a_corrupt_model_file_is_one_clear_line(tmp_path):
 
 def test_face_maps_must_match_in_shape():
     with pytest.raises(ValueError):
-        FaceMaps(face=np.zeros((4, 4), np.float32), rim=np.zeros((4, 5), np.float32))
+        FaceMaps(face=np.zeros((4, 4), np.float32), rim=np.zeros((4, 5), np.float32),
+                 height=np.zeros((4, 4), np.float32))
+    with pytest.raises(ValueError):
+        FaceMaps(face=np.zeros((4, 4), np.float32), rim=np.zeros((4, 4), np.float32),
+                 height=np.zeros((4, 5), np.float32))

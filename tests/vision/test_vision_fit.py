@@ -41,7 +41,7 @@ def draw_maps(disks, shape=(300, 300), hidden_arcs=()) -> FaceMaps:
         gone = np.hypot(xx - u, yy - v) < r * MM
         rim[gone] = 0.0
         face[gone] = 0.0
-    return FaceMaps(face=face, rim=rim)
+    return FaceMaps(face=face, rim=rim, height=np.zeros_like(face))  # no height reading: the outline alone
 
 
 def locate(maps, seeds=(), cfg=DEFAULT_CONFIG):
@@ -71,7 +71,8 @@ def test_fit_pulls_a_candidate_a_few_mm_off_onto_the_outline():
 
 
 def test_empty_maps_have_no_candidates_and_no_disks():
-    maps = FaceMaps(face=np.zeros((200, 200), np.float32), rim=np.zeros((200, 200), np.float32))
+    maps = FaceMaps(face=np.zeros((200, 200), np.float32), rim=np.zeros((200, 200), np.float32),
+                    height=np.zeros((200, 200), np.float32))
     assert len(find_candidates(maps, [11.0, 16.0], 0.12, 50)) == 0
     assert locate(maps) == []
 
@@ -88,7 +89,7 @@ def test_a_circle_of_outline_inside_a_face_with_none_around_it_is_no_disk():
     # a ring drawn as rim but with no face inside (felt) is rejected: a disk's inside is always a face
     maps = draw_maps([(250.0, 250.0, 32.0)])
     face = np.zeros_like(maps.face)
-    assert locate(FaceMaps(face=face, rim=maps.rim)) == []
+    assert locate(FaceMaps(face=face, rim=maps.rim, height=maps.height)) == []
 
 
 def test_a_disk_partly_under_a_hand_is_still_found():
@@ -126,7 +127,7 @@ def _order(disks_bottom_up, shuffle=(1, 0)):
 @pytest.mark.parametrize("lower, upper", [
     ((250.0, 250.0, 32.0), (290.0, 255.0, 32.0)),      # medium on medium, deep
     ((250.0, 250.0, 44.5), (300.0, 250.0, 22.0)),      # small on the edge of a large one
-    ((250.0, 250.0, 22.0), (280.0, 260.0, 44.5)),      # large on a small one
+    ((250.0, 250.0, 22.0), (285.0, 262.0, 44.5)),      # large on a small one (half its outline in view)
     ((250.0, 250.0, 44.5), (255.0, 246.0, 32.0)),      # medium well inside a large one
 ])
 def test_the_disk_whose_outline_runs_through_the_lens_is_on_top(lower, upper):
@@ -164,7 +165,8 @@ def test_disks_a_mm_into_each_other_with_nothing_in_the_lens_are_in_contact():
     a, b = (250.0, 250.0, 32.0), (313.0, 250.0, 32.0)
     maps = draw_maps([a])
     maps2 = draw_maps([b])
-    both = FaceMaps(face=np.maximum(maps.face, maps2.face), rim=np.maximum(maps.rim, maps2.rim))
+    both = FaceMaps(face=np.maximum(maps.face, maps2.face), rim=np.maximum(maps.rim, maps2.rim),
+                    height=np.zeros_like(maps.face))
     fits = locate(both)
     assert len(fits) == 2
     order = order_stacks(both, fits, SCALE, 1.0)
@@ -175,14 +177,16 @@ def test_disks_a_mm_into_each_other_with_nothing_in_the_lens_are_in_contact():
 
 
 @pytest.mark.parametrize("bad", [dict(nested_fraction=1.5), dict(lens_inside_mm=3.0, lens_full_mm=2.0),
-                                 dict(touch_depth_mm=9.0), dict(rays=4), dict(rim_search_mm=0.0)])
+                                 dict(touch_depth_mm=9.0), dict(rays=4), dict(rim_search_mm=0.0),
+                                 dict(height_weight=-1.0)])
 def test_stacking_settings_are_validated(bad):
     with pytest.raises(ValueError):
         StackingConfig(**bad)
 
 
 def test_a_pair_of_unchanged_carried_disks_keeps_its_order_and_a_guess_stays_a_guess():
-    blank = FaceMaps(face=np.ones((150, 150), np.float32), rim=np.zeros((150, 150), np.float32))
+    blank = FaceMaps(face=np.ones((150, 150), np.float32), rim=np.zeros((150, 150), np.float32),
+                     height=np.zeros((150, 150), np.float32))
     base = locate(draw_maps([(100.0, 150.0, 32.0)]))[0]
     fits = [replace(base, cx=100.0, cy=150.0, seed_id="d1", seed_z=1),
             replace(base, cx=150.0, cy=150.0, seed_id="d2", seed_z=0)]
@@ -196,3 +200,65 @@ def test_a_pair_of_unchanged_carried_disks_keeps_its_order_and_a_guess_stays_a_g
     assert read.pairs[0].source == "history" and read.pairs[0].strength < 0.9
     with pytest.raises(ValueError):
         order_stacks(blank, fits, SCALE, 1.0, unchanged=[True])
+
+
+def _with_heights(maps: FaceMaps, disks_and_levels) -> FaceMaps:
+    """`maps` with a height map: each disk's level (0, 0.5, 1) over its inside, drawn bottom to top."""
+    h, w = maps.shape
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float64)
+    height = np.zeros((h, w), np.float32)
+    for (x, y, r), level in disks_and_levels:
+        height[np.hypot(xx - ((x + 0.5) * MM - 0.5), yy - ((y + 0.5) * MM - 0.5)) <= r * MM] = level
+    return replace(maps, height=height)
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+def test_where_the_lens_shows_both_outlines_the_higher_face_is_on_top(upper):
+    # a printed ring where the lower disk's hidden outline would run: the lens reads both outlines (no clear
+    # rim reading); the height map says which face lies higher
+    a, b = (130.0, 150.0, 32.0), (175.0, 150.0, 32.0)
+    maps = draw_maps([a])
+    maps2 = draw_maps([b])
+    both = FaceMaps(face=np.maximum(maps.face, maps2.face), rim=np.maximum(maps.rim, maps2.rim),
+                    height=np.zeros_like(maps.face))
+    fits = locate(both)
+    assert len(fits) == 2
+    fits = sorted(fits, key=lambda f: f.cx)
+    levels = [(a, 0.5 if upper == 0 else 0.0), (b, 0.5 if upper == 1 else 0.0)]
+    if upper == 0:
+        levels = levels[::-1]  # drawn bottom to top
+    order = order_stacks(_with_heights(both, levels), fits, SCALE, 1.0)
+    assert order.z[upper] == 1 and order.z[1 - upper] == 0
+    # without the height reading the same maps say nothing clear: a guess, reported uncertain
+    blind = order_stacks(_with_heights(both, levels), fits, SCALE, 1.0, config=StackingConfig(height_weight=0.0))
+    assert blind.uncertain_pairs == ((0, 1),)
+
+
+def test_two_faces_at_one_height_a_mm_into_each_other_stay_in_contact():
+    a, b = (250.0, 250.0, 32.0), (313.0, 250.0, 32.0)
+    maps, maps2 = draw_maps([a]), draw_maps([b])
+    both = _with_heights(FaceMaps(face=np.maximum(maps.face, maps2.face), rim=np.maximum(maps.rim, maps2.rim),
+                                  height=np.zeros_like(maps.face)), [(a, 0.0), (b, 0.0)])
+    order = order_stacks(both, locate(both), SCALE, 1.0)
+    assert order.touching and not order.uncertain_pairs
+
+
+def test_new_circles_are_judged_by_the_verdict_and_history_by_its_own_rule():
+    maps = draw_maps([(150.0, 150.0, 32.0)])
+    h, w = maps.shape
+    rect = np.full((h * 2, w * 2, 3), 90, np.uint8)
+    judged = []
+
+    def run(p, seeds=()):
+        return locate_in_maps(maps, rect, list(RADII_MM), SCALE, MM, seeds, DEFAULT_CONFIG, None, None,
+                              lambda ev: p, lambda ev, u, v, r, ok: judged.append((ev, ok)))
+
+    assert run(0.0) == []                                  # a verdict that sees no disk: none found
+    assert judged and not any(ok for _, ok in judged)
+    found = run(0.9)
+    assert len(found) == 1 and found[0].confidence == pytest.approx(0.9)
+    assert judged[-1][0].face_outside < 0.1 and judged[-1][0].rim_own > 0.9
+    # a disk of the previous scene is kept whatever the verdict says about new circles
+    seed = Seed(150.0, 150.0, 1, "d7", 0)
+    kept = run(0.0, seeds=(seed,))
+    assert [f.seed_id for f in kept] == ["d7"]

@@ -9,8 +9,12 @@ the rectified frame with the exact calibration of the camera truth, it gives the
   between them is the outline of the UPPER disk only: the lower disk's outline is absent there. That is the
   occlusion cue the stacking order is read from, and it holds whatever the disks' art looks like. A boundary
   with a hand is no outline (the hand hides it).
+- `height`: where a face is seen, how high in its pile that disk lies (its `z`: 0 on the table, 1 on one disk,
+  2 or more on two; as 0, 0.5, 1). Of two overlapping disks the upper one always lies higher, so this orders a
+  pair from the faces themselves; it is undefined (0) where no face is seen, and the network is taught it only
+  on faces.
 
-Both are returned at the facemap's output scale (half the rectified resolution), as area fractions in 0..1.
+All three are returned at the facemap's output scale (half the rectified resolution), as area fractions in 0..1.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from vision.synth.scenes import TableSetup
 from vision.synth.truth import truth_calibration
 
 OUTPUT_STRIDE = 2  # the facemap's output pixel is this many rectified pixels
+HEIGHT_LEVELS = 2  # the height target tells apart 0, 1 and 2-or-more disks underneath
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,12 +40,14 @@ class FaceTruth:
     rect: np.ndarray
     face: np.ndarray
     rim: np.ndarray
+    height: np.ndarray
 
     def __post_init__(self) -> None:
         h, w = self.rect.shape[:2]
         want = (h // OUTPUT_STRIDE, w // OUTPUT_STRIDE)
-        if self.face.shape != want or self.rim.shape != want:
-            raise ValueError(f"targets must be {want}, got {self.face.shape} and {self.rim.shape}")
+        if not self.face.shape == self.rim.shape == self.height.shape == want:
+            raise ValueError(f"targets must be {want}, got {self.face.shape}, {self.rim.shape} and "
+                             f"{self.height.shape}")
 
 
 def draw_rank(setup: TableSetup) -> np.ndarray:
@@ -90,8 +97,13 @@ def face_truth(frame: RenderedFrame, setup: TableSetup, camera: SynthCamera) -> 
     lab = lab[: h2 * OUTPUT_STRIDE, : w2 * OUTPUT_STRIDE]
     face = (lab >= 0).astype(np.float32)
     rim = outline_mask(lab, draw_rank(setup)).astype(np.float32)
+    levels = np.array([min(d.z, HEIGHT_LEVELS) / HEIGHT_LEVELS for d in setup.disks] + [0.0], np.float32)
+    height = levels[np.where((lab >= 0) & (lab < len(setup.disks)), lab, len(setup.disks))]
     face = cv2.resize(face, (w2, h2), interpolation=cv2.INTER_AREA)
+    # the mean level over the face part of each output pixel
+    height = cv2.resize(height, (w2, h2), interpolation=cv2.INTER_AREA) / np.maximum(face, 1e-6)
     # the outline band is 2 px wide at full size: about half of each output pixel it crosses
     rim = np.clip(cv2.resize(rim, (w2, h2), interpolation=cv2.INTER_AREA) * 2.0, 0.0, 1.0)
     return FaceTruth(rect=np.ascontiguousarray(rect), face=np.round(face * 255).astype(np.uint8),
-                     rim=np.round(rim * 255).astype(np.uint8))
+                     rim=np.round(rim * 255).astype(np.uint8),
+                     height=np.round(np.clip(height, 0.0, 1.0) * 255).astype(np.uint8))
