@@ -260,6 +260,9 @@ def test_shoot_from_the_page_rings_targets_by_band_and_marks_cover(browser, tmp_
         page.wait_for_selector("#game-bar-shoot")
         page.keyboard.press("s")
         page.wait_for_selector("#pane-game:not([hidden]) #game-shot-title")
+        # the rings are drawn when the shot's answer arrives, which may come after its title on a busy machine
+        page.wait_for_function("n => document.querySelectorAll('#game-marks circle.shot-target').length === n",
+                               arg=len(expected.targets))
         rings = page.locator("#game-marks circle.shot-target")
         shown = {rings.nth(i).get_attribute("data-disk"): rings.nth(i).get_attribute("data-band")
                  for i in range(rings.count())}
