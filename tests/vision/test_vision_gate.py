@@ -92,6 +92,9 @@ def test_gate_stacking_order(gate_results):
     assert ok / n >= 0.75, f"order {ok}/{n}"  # measured 83.3 % from single frames (history does better)
 
 
+@pytest.mark.xfail(strict=True, reason="a known regression of the three-map eye: through the live table on the "
+                   "classic look's gate clips it orders 22 of 29 pairs right (the two-map eye kept >= 95 %), see "
+                   "benchmarks/results/vision.md")
 def test_gate_live_table_pin_sets_on_game_clips():
     """The live table's path on game-like gate clips (the whole frame in two passes at the first commit, then the
     changed parts, the tracker): few false disks, and the stacking order kept by history."""
@@ -111,9 +114,7 @@ def test_gate_live_table_pin_sets_on_game_clips():
     # a missed disk breaks a moment's pin set: the eye's recall (~93 %) leaves few exact (bench: 0 of 16); what
     # the live table must keep is its precision and its stacking with history
     assert (live["detections"] - live["false"]) / live["detections"] >= 0.96
-    # measured 22 of 29 pairs (76 %) with the three-map network; the two-map one kept >= 95 % here: a known
-    # regression of the classic look's live path (its first-commit readings, kept by history), in the results
-    assert live["order_ok"] / max(live["order_n"], 1) >= 0.72
+    assert live["order_ok"] / max(live["order_n"], 1) >= 0.95
 
 
 def _bench(name: str):

@@ -172,12 +172,14 @@ def test_live_table_detects_a_later_commit_only_where_the_table_changed():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", TEST_SEEDS[7:9])
+@pytest.mark.parametrize("seed", [TEST_SEEDS[7], pytest.param(TEST_SEEDS[8], marks=pytest.mark.xfail(
+    strict=True, reason="a known regression of the three-map eye: the changed parts miss 3 of the 107 disks the "
+                        "whole frame finds on this clip (the verdict's borderline calls differ between a crop's maps "
+                        "and the whole frame's)"))])
 def test_on_game_clips_the_changed_part_finds_what_the_whole_frame_finds(seed):
     """Rendered 30-disk game clips: at every stable moment after the first, detection where the table changed
-    finds the true disks the whole-frame detection (with the same history) finds — all but about one in forty: the
-    verdict's probability of a disk seen in part differs a little between a crop's maps and the whole frame's —
-    with no more false ones, and carries most disks over."""
+    finds the true disks the whole-frame detection (with the same history) finds, with no more false ones, and
+    carries most disks over."""
     from dataclasses import replace
 
     from vision.synth.sequence import Sequence
@@ -188,7 +190,7 @@ def test_on_game_clips_the_changed_part_finds_what_the_whole_frame_finds(seed):
     sizes = sizes_for(cal)
     whole_tracker, tracker = Tracker(), Tracker()
     whole_prev = prev = ref = None
-    carried = found_whole = lost = 0
+    carried = 0
     for k, (_, last) in enumerate(seq.stable_moments):
         img, truth, _ = seq[last]
         truth = replace(truth, disks=tuple(d for d in truth.disks if not d.extra.get("held")))
@@ -203,10 +205,8 @@ def test_on_game_clips_the_changed_part_finds_what_the_whole_frame_finds(seed):
         ref = reference_for(rect if res is None else res.reference_rect, det, tracker.last_ids, prev)
         seen = {t.id for t in truth.disks if ev._visible(t) >= 0.5}
         whole_m, m = ev.match(truth, whole_prev), ev.match(truth, prev)
-        found_whole += len(set(whole_m.values()) & seen)
-        lost += len((set(whole_m.values()) & seen) - set(m.values()))
+        assert set(whole_m.values()) & seen <= set(m.values()), k
         assert sum(d.id not in m for d in prev.disks) <= sum(d.id not in whole_m for d in whole_prev.disks), k
-    assert lost <= max(1, 0.03 * found_whole), (lost, found_whole)  # measured: 3 of 107 on seed 508, 0 on 507
     assert carried >= 0.8 * 30 * (len(seq.stable_moments) - 1)
 
 
