@@ -9,7 +9,6 @@ import argparse
 from pathlib import Path
 from typing import Iterable
 
-from tablesight.errors import InputError
 from tablesight.formats import dump_json, load_json_file
 
 CATALOG_DIR = Path(__file__).resolve().parent / "diskwars" / "catalog"
