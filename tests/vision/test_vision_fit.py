@@ -44,6 +44,12 @@ def draw_maps(disks, shape=(300, 300), hidden_arcs=()) -> FaceMaps:
     return FaceMaps(face=face, rim=rim, height=np.zeros_like(face))  # no height reading: the outline alone
 
 
+def both_whole(a, b) -> FaceMaps:
+    """Maps of two disks each drawn with its whole outline, as if neither covered the other (height 0)."""
+    m1, m2 = draw_maps([a]), draw_maps([b])
+    return FaceMaps(face=np.maximum(m1.face, m2.face), rim=np.maximum(m1.rim, m2.rim), height=np.zeros_like(m1.face))
+
+
 def locate(maps, seeds=(), cfg=DEFAULT_CONFIG):
     h, w = maps.shape
     rect = np.full((h * 2, w * 2, 3), 90, np.uint8)
@@ -163,10 +169,7 @@ def test_history_keeps_the_order_of_two_unchanged_carried_disks():
 def test_disks_a_mm_into_each_other_with_nothing_in_the_lens_are_in_contact():
     # two disks side by side, each with its whole outline (no lens reading), measured 1 mm into each other
     a, b = (250.0, 250.0, 32.0), (313.0, 250.0, 32.0)
-    maps = draw_maps([a])
-    maps2 = draw_maps([b])
-    both = FaceMaps(face=np.maximum(maps.face, maps2.face), rim=np.maximum(maps.rim, maps2.rim),
-                    height=np.zeros_like(maps.face))
+    both = both_whole(a, b)
     fits = locate(both)
     assert len(fits) == 2
     order = order_stacks(both, fits, SCALE, 1.0)
@@ -217,10 +220,7 @@ def test_where_the_lens_shows_both_outlines_the_higher_face_is_on_top(upper):
     # a printed ring where the lower disk's hidden outline would run: the lens reads both outlines (no clear
     # rim reading); the height map says which face lies higher
     a, b = (130.0, 150.0, 32.0), (175.0, 150.0, 32.0)
-    maps = draw_maps([a])
-    maps2 = draw_maps([b])
-    both = FaceMaps(face=np.maximum(maps.face, maps2.face), rim=np.maximum(maps.rim, maps2.rim),
-                    height=np.zeros_like(maps.face))
+    both = both_whole(a, b)
     fits = locate(both)
     assert len(fits) == 2
     fits = sorted(fits, key=lambda f: f.cx)
@@ -236,9 +236,7 @@ def test_where_the_lens_shows_both_outlines_the_higher_face_is_on_top(upper):
 
 def test_two_faces_at_one_height_a_mm_into_each_other_stay_in_contact():
     a, b = (250.0, 250.0, 32.0), (313.0, 250.0, 32.0)
-    maps, maps2 = draw_maps([a]), draw_maps([b])
-    both = _with_heights(FaceMaps(face=np.maximum(maps.face, maps2.face), rim=np.maximum(maps.rim, maps2.rim),
-                                  height=np.zeros_like(maps.face)), [(a, 0.0), (b, 0.0)])
+    both = _with_heights(both_whole(a, b), [(a, 0.0), (b, 0.0)])
     order = order_stacks(both, locate(both), SCALE, 1.0)
     assert order.touching and not order.uncertain_pairs
 
