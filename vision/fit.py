@@ -318,23 +318,19 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
             if _is_copy(done, u, v, float(r_class[i]), cfg):
                 taken[i] = True
                 continue
-            rim_own = float((shown & ~explained).mean())
-            open_ = ~covered & ~explained
-            n_open = int(open_.sum())
-            cons = float((shown & open_).sum() / n_open) if n_open else 1.0
+            ev = circle_evidence(maps, one, shown, explained, covered, float(r_class[i]), mm)
             prob = None
             if seeded:
-                ok = rim_own >= need_rim and cons >= cfg.open_consistency_history
+                ok = ev.rim_own >= need_rim and ev.open_consistency >= cfg.open_consistency_history
             else:
-                ev = circle_evidence(maps, one, shown, explained, covered, float(r_class[i]), mm)
                 prob = float(verdict(ev))
-                ok = rim_own >= need_rim and prob >= cfg.accept_probability
+                ok = ev.rim_own >= need_rim and prob >= cfg.accept_probability
                 if log is not None:
                     log(ev, u, v, float(r_class[i]), ok)
             if ok:
                 resid = float(np.sqrt(np.mean(one.offset[0][shown] ** 2))) if shown.any() else 0.0
                 done.append(Accepted(index=int(i), u=u, v=v, r=r, r_class=float(r_class[i]),
-                                     rim_fraction=float(shown.mean()), open_consistency=cons,
+                                     rim_fraction=ev.rim_all, open_consistency=ev.open_consistency,
                                      face=float(face[i]), residual=resid, shown=shown, probability=prob))
                 taken[i] = True
                 added = True

@@ -1,30 +1,18 @@
 """The book's Flask blueprint in a minimal app: melee for the current scene, book changes, validation (400)."""
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from flask import Flask
 
-from tablesight.scene import Scene, load_scene
+from tablesight.scene import load_scene
 from webui.book import GameBook
 from webui.book_api import blueprint
 
+from scene_feed import SceneFeed
+
 DATA = Path(__file__).resolve().parent / "data"
-
-
-@dataclass
-class _State:
-    scene: Scene
-
-
-class SceneFeed:
-    def __init__(self, scene):
-        self.scene = scene
-
-    def state(self):
-        return _State(self.scene)
 
 
 @pytest.fixture

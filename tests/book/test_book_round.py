@@ -2,7 +2,6 @@
 game's end (RB p.7-11, 13, 15, 18, 20). Bad input: 400 naming the field, nothing written."""
 
 import json
-from dataclasses import dataclass
 
 import pytest
 from flask import Flask
@@ -10,6 +9,8 @@ from flask import Flask
 from tablesight.scene import Scene
 from webui.book import BookError, GameBook
 from webui.book_api import blueprint
+
+from scene_feed import SceneFeed
 
 PLAYERS = [{"id": "orcs", "initiative": 1}, {"id": "empire", "initiative": 2}]
 
@@ -24,19 +25,6 @@ def d(id, x, y, player, z=0, **kw):
 
 TABLE = [d("boyz", 100, 100, "orcs"), d("swords", 110, 100, "empire", z=1),  # swords pin boyz
          d("troll", 500, 500, "orcs"), d("xbows", 700, 700, "empire")]
-
-
-@dataclass
-class _State:
-    scene: Scene
-
-
-class SceneFeed:
-    def __init__(self, scene):
-        self.scene = scene
-
-    def state(self):
-        return _State(self.scene)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from rules.diskwars.shooting import activated_in_book
 from rules.diskwars.turn import activation_status
 from webui.feeds import SceneFileFeed
 
-from test_webui_browser import ARGS, CHROMIUM, LAPTOP, PHONE, Server, open_page
+from test_webui_browser import CHROMIUM, LAPTOP, PHONE, Server, browser, open_page  # noqa: F401 (browser: a fixture)
 from test_webui_browser import shot as page_shot
 
 HERE = Path(__file__).parent
@@ -24,16 +24,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def shot(page, name, full=False):
