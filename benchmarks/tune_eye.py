@@ -1,0 +1,85 @@
+"""The eye on its tuning seeds: where its settings are chosen, never on gate seeds or held-out families.
+
+    .venv/bin/python benchmarks/tune_eye.py [--frames 6] [--height-weight W] [--accept-probability P]
+
+Frames of ten training families of the randomized world (`WORLD_TUNING_SEEDS`) and of the classic look
+(`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible, precision, centre error,
+stacking order, pins), then one line per family with `--per-family`. `--height-weight` and `--accept-probability`
+override `StackingConfig.height_weight` and `DetectorConfig.accept_probability`, so a setting's choice can be rerun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from eval_vision import Tally, metrics, score_frame  # noqa: E402
+
+FAMILIES = ("photo-thin-felt", "paint-wide-printed", "shapes-none-wood", "flat-wide-black", "photo-none-black",
+            "paint-thin-wood", "shapes-wide-felt", "flat-none-printed", "photo-wide-wood", "paint-none-black",
+            "classic")
+
+
+def tuning_frames(count: int):
+    """(family, setup, camera) of `count` tuning frames per family."""
+    from vision.synth.camera import table_camera
+    from vision.synth.scenes import random_table
+    from vision.synth.seeds import TUNING_SEEDS, WORLD_TUNING_SEEDS
+    from vision.synth.tiers import tier_settings
+    from vision.synth.world import world_table
+
+    for family in FAMILIES:
+        for seed in (TUNING_SEEDS if family == "classic" else WORLD_TUNING_SEEDS)[:count]:
+            if family == "classic":
+                yield family, random_table(seed, "standard"), table_camera(seed, tier_settings("standard").camera)
+            else:
+                yield (family, *world_table(seed, family))
+
+
+def line(name: str, t: Tally) -> str:
+    m = metrics(t)
+    pct = lambda k: f"{100 * m[k]:.1f}" if m[k] is not None else "n/a"  # noqa: E731
+    return (f"{name:22s} recall {pct('recall >=50% visible')} precision {pct('precision (>=25% visible)')} "
+            f"centre {m['centre error median (mm)']:.2f}/{m['centre error p95 (mm)']:.2f} mm "
+            f"stacking {pct('stacking order accuracy (overlapping pairs)')} "
+            f"pins {pct('pin precision')}/{pct('pin recall')}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--frames", type=int, default=6, help="tuning frames per family")
+    p.add_argument("--height-weight", type=float, default=None)
+    p.add_argument("--accept-probability", type=float, default=None)
+    p.add_argument("--per-family", action="store_true")
+    args = p.parse_args(argv)
+    from vision import detect, stacking
+    from vision.fit import DEFAULT_CONFIG
+    from vision.synth.render import render_frame
+    from vision.synth.truth import truth_calibration
+
+    config = DEFAULT_CONFIG if args.accept_probability is None else \
+        replace(DEFAULT_CONFIG, accept_probability=args.accept_probability)
+    if args.height_weight is not None:
+        chosen = replace(stacking.DEFAULT_STACKING, height_weight=args.height_weight)
+        detect.order_stacks = lambda *a, **k: stacking.order_stacks(*a, config=chosen, **k)  # noqa: E731
+    total, per = Tally(), {}
+    for family, setup, camera in tuning_frames(args.frames):
+        frame = render_frame(setup, camera)
+        diam = tuple(float(v) for v in setup.diameters_mm)
+        scene = detect.detect_frame(frame.image, truth_calibration(camera, diam), diam, config=config)
+        for t in (total, per.setdefault(family, Tally())):
+            t.frames += 1
+            score_frame(t, frame.scene, scene, diam)
+    print(line("all tuning frames", total))
+    if args.per_family:
+        for family, t in per.items():
+            print(line(family, t))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
