@@ -95,6 +95,23 @@ def open_page(browser, url, viewport=LAPTOP, scale=1, csp=False, before=None):
     return page
 
 
+def click_shape(page, selector, position=None, tries=4):
+    """A forced click on a table shape: disks, terrain and labels overlap, so Playwright's hit check would refuse.
+    A forced click does not wait, and a server event may redraw the table between finding the shape and clicking it
+    (Playwright then reports the old, detached node "not visible"): the click is tried again on the redrawn shape."""
+    from playwright.sync_api import Error
+
+    for attempt in range(tries):
+        shape = page.locator(selector)
+        expect(shape).to_be_visible()
+        try:
+            shape.click(position=position, force=True, timeout=2000)
+            return
+        except Error:
+            if attempt == tries - 1:
+                raise
+
+
 def shot(page, name, full=False):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full)
@@ -120,7 +137,7 @@ def test_demo_page_shows_the_disks_on_the_camera_image(browser, tmp_path):
         report = s.app.extensions["tablesight.webui"].view().report
         # A disk in a fight makes the most telling picture: rings, pins and numbers together.
         pick = report.engagements[0].attackers[0] if report.engagements else sorted(d.id for d in scene.disks)[0]
-        page.click(f'g.disk[data-disk="{pick}"]', force=True)
+        click_shape(page, f'g.disk[data-disk="{pick}"]')
         page.wait_for_selector("#sel-ring")
         assert page.locator("line.los-line").count() + page.locator("g.blocked-mark").count() == len(scene.disks) - 1
         shot(page, "webui-demo-laptop")
@@ -130,7 +147,7 @@ def test_demo_page_shows_the_disks_on_the_camera_image(browser, tmp_path):
         assert not page.errors
         page.close()
         phone = open_page(browser, s.url, viewport=PHONE, scale=2)
-        phone.click(f'g.disk[data-disk="{pick}"]', force=True)
+        click_shape(phone, f'g.disk[data-disk="{pick}"]')
         phone.wait_for_selector("#sel-ring")
         assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         shot(phone, "webui-demo-phone")
@@ -248,7 +265,7 @@ def test_naming_terrain_gives_it_keywords(browser, server):
     held = []
     page = open_page(browser, server.url,
                      before=lambda p: p.route("**/api/corrections", lambda route: held.append(route)))
-    page.locator('polygon[data-terrain="t2"]').click(position={"x": 8, "y": 8}, force=True)
+    click_shape(page, 'polygon[data-terrain="t2"]', position={"x": 8, "y": 8})
     page.fill("#terrain-name", "barranco")  # RB p.13: Rough, Dangerous
     for _ in range(250):  # the route hears of the page's request while Playwright waits
         if held:
@@ -266,7 +283,7 @@ def test_naming_terrain_gives_it_keywords(browser, server):
 def test_naming_terrain_keeps_its_keywords(browser, server):
     """Regression: naming the wood replaced its keywords: it lost blocks_los and cover."""
     page = open_page(browser, server.url)
-    page.locator('polygon[data-terrain="t1"]').click(position={"x": 60, "y": 60}, force=True)
+    click_shape(page, 'polygon[data-terrain="t1"]', position={"x": 60, "y": 60})
     expect(page.locator("#terrain-name")).to_be_visible()
     page.fill("#terrain-name", "Rocas")  # RB p.13: Cover, Fortified
     expect(page.locator("#terrain-preview")).to_have_text("adds keywords: fortified")

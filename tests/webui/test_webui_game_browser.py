@@ -14,7 +14,7 @@ from rules.diskwars.shooting import activated_in_book
 from rules.diskwars.turn import activation_status
 from webui.feeds import SceneFileFeed
 
-from test_webui_browser import CHROMIUM, LAPTOP, PHONE, Server, browser, open_page  # noqa: F401 (browser: a fixture)
+from test_webui_browser import CHROMIUM, LAPTOP, PHONE, Server, browser, click_shape, open_page  # noqa: F401 (browser: a fixture)
 from test_webui_browser import shot as page_shot
 
 HERE = Path(__file__).parent
@@ -100,7 +100,7 @@ def test_a_whole_game_on_the_page_with_a_reload_and_a_server_restart(browser, tm
         # Select an empire disk on the table and activate it with the keyboard.
         empire_disk = next(d for d in expected
                            if server.app.extensions["tablesight.webui"].view().scene.disk(d).player == "empire")
-        page.click(f'g.disk[data-disk="{empire_disk}"]', force=True)
+        click_shape(page, f'g.disk[data-disk="{empire_disk}"]')
         press(page, "a")
         page.wait_for_function(
             f"!document.querySelector('#game-marks circle.may-activate[data-disk=\"{empire_disk}\"]')")
@@ -246,7 +246,7 @@ def test_shoot_from_the_page_rings_targets_by_band_and_marks_cover(browser, tmp_
         page = open_page(browser, server.url)
         v = server.app.extensions["tablesight.webui"].view()
         expected = ranged_attack(v.scene, "d5", report=v.report)  # what `tablesight shoot` prints
-        page.click('g.disk[data-disk="d5"]', force=True)
+        click_shape(page, 'g.disk[data-disk="d5"]')
         page.wait_for_selector("#game-bar-shoot")
         page.keyboard.press("s")
         page.wait_for_selector("#pane-game:not([hidden]) #game-shot-title")
@@ -266,7 +266,7 @@ def test_shoot_from_the_page_rings_targets_by_band_and_marks_cover(browser, tmp_
         page.keyboard.press("Escape")
         page.wait_for_function("!document.querySelector('#game-marks circle.shot-target')")
         # A pinned disk cannot shoot (RB p.8): the reason, and no targets ringed.
-        page.click('g.disk[data-disk="d2"]', force=True)
+        click_shape(page, 'g.disk[data-disk="d2"]')
         page.wait_for_selector("#game-bar-shoot")
         page.click("#game-bar-shoot")
         page.wait_for_selector("#game-shot-why")
