@@ -8,7 +8,7 @@ the exact calibration of its camera truth and labelled by `vision.synth.facemaps
 shows, and where a disk's own outline runs). The network sees random crops under strong photometric augmentation
 (channel gains and permutations, brightness, gamma, blur, noise): the look of a table must not matter, the
 geometry of faces and outlines must. Needs the `train` extra (torch, onnx); CPU is enough (a lent GPU is used
-when torch sees one). The result is one small ONNX file read by OpenCV's dnn module at run time.
+when torch sees one). The result is one small ONNX file run by ONNX Runtime at run time.
 """
 
 from __future__ import annotations

@@ -310,15 +310,27 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
             need_rim = cfg.min_rim_history if seeded else cfg.min_rim
             if (shown & ~explained).mean() < 0.5 * need_rim:
                 continue            # not even half the outline it needs: not worth measuring again
+            ev = None
             if (explained | covered).any():
-                one = fit_circles(maps.rim, cand.u[i:i + 1], cand.v[i:i + 1], r_class[i:i + 1], cfg, mm,
-                                  exclude=(explained | covered)[None, :])
-                shown, explained, covered = _judge(one, 0, done, cfg, mm)
+                # two readings of the same circle: without the rays accepted disks explain or cover (it lies under
+                # them there), or without the explained ones only (it lies on them: its outline runs over their
+                # faces); the verdict keeps the one that looks more like a disk
+                best = None
+                for excl in ((explained | covered), explained) if covered.any() else ((explained | covered),):
+                    alt = fit_circles(maps.rim, cand.u[i:i + 1], cand.v[i:i + 1], r_class[i:i + 1], cfg, mm,
+                                      exclude=excl[None, :])
+                    judged = _judge(alt, 0, done, cfg, mm)
+                    alt_ev = circle_evidence(maps, alt, *judged, float(r_class[i]), mm)
+                    alt_p = float(verdict(alt_ev))
+                    if best is None or alt_p > best[0]:
+                        best = (alt_p, alt, judged, alt_ev)
+                _, one, (shown, explained, covered), ev = best
             u, v, r = float(one.u[0]), float(one.v[0]), float(one.r[0])
             if _is_copy(done, u, v, float(r_class[i]), cfg):
                 taken[i] = True
                 continue
-            ev = circle_evidence(maps, one, shown, explained, covered, float(r_class[i]), mm)
+            if ev is None:
+                ev = circle_evidence(maps, one, shown, explained, covered, float(r_class[i]), mm)
             prob = None
             if seeded:
                 ok = ev.rim_own >= need_rim and ev.open_consistency >= cfg.open_consistency_history
