@@ -91,6 +91,22 @@ def test_a_lower_disk_is_found_from_the_outline_left_in_the_open():
     assert math.hypot(lo.cx - 250.0, lo.cy - 250.0) < 0.6
 
 
+def test_a_disk_lying_mostly_on_one_found_before_it_is_measured_on_its_outline_over_that_face():
+    """Regression: a disk lying mostly on a larger one, its outline in the open faded (glare), was judged after the
+    larger disk and measured only on its open arc, as if it lay under it: too little outline, no disk."""
+    lower, upper = (300.0, 300.0, 44.5), (320.0, 300.0, 32.0)
+    maps = draw_maps([lower, upper])
+    h, w = maps.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    u, v = (upper[0] + 0.5) * MM - 0.5, (upper[1] + 0.5) * MM - 0.5
+    rim = maps.rim.copy()
+    rim[(np.abs(np.arctan2(yy - v, xx - u)) < 0.3 * math.pi) & (np.hypot(xx - u, yy - v) > 24 * MM)] *= 0.2
+    fits = locate(FaceMaps(face=maps.face, rim=rim, height=maps.height))
+    assert sorted(f.size for f in fits) == ["large", "medium"]
+    up = next(f for f in fits if f.size == "medium")
+    assert math.hypot(up.cx - upper[0], up.cy - upper[1]) < 0.5
+
+
 def test_a_circle_of_outline_inside_a_face_with_none_around_it_is_no_disk():
     # a ring drawn as rim but with no face inside (felt) is rejected: a disk's inside is always a face
     maps = draw_maps([(250.0, 250.0, 32.0)])
