@@ -55,7 +55,7 @@ def test_one_tap_per_army_names_every_disk_and_units_come_by_first_letters(brows
     truth = write_unknown_owner_scene(scene_file)
     server = Server(SceneFileFeed(scene_file, poll_s=0.1), tmp_path / "data")
     try:
-        page = open_page(browser, server.url, csp=True)
+        page = open_page(browser, server.url)
         page.wait_for_selector("#pane-armies:not([hidden]) .army")
         # while the tab is open each disk is ringed in its army's colour; the rings take no tap
         page.wait_for_function("document.querySelectorAll('#army-marks circle.army-ring').length === 14")
