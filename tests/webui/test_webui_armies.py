@@ -177,3 +177,21 @@ def test_unit_autocomplete_matches_word_starts_only_and_is_bounded():
     assert units_by_prefix(units(), "  ") == []
     with pytest.raises(InputError, match="prefix"):
         units_by_prefix(units(), "x" * 65)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_armies_found_meet_the_rule_on_random_tables(seed):
+    """The rule, checked from its definition on 60 random colours: no two armies found are within the threshold
+    (mean delta-E between their members), so average linkage had nothing left to join."""
+    import random
+
+    rng = random.Random(seed)
+    disks = [DiskLook(f"d{i}", (rng.uniform(0, 255), rng.uniform(0, 255), rng.uniform(0, 255))) for i in range(60)]
+    g = group_armies(disks)
+    lab = {d.id: bgr_to_lab(d.ring_bgr) for d in disks}
+    assert sorted(d for a in g.armies for d in a.disks) == sorted(lab)
+    for i, a in enumerate(g.armies):
+        for b in g.armies[i + 1:]:
+            mean = sum(delta_e(lab[x], lab[y]) for x in a.disks for y in b.disks) / (len(a.disks) * len(b.disks))
+            assert mean > ARMY_DELTA_E
+    assert group_armies(disks) == g  # the same colours, the same armies

@@ -104,3 +104,35 @@ def test_one_tap_per_army_names_every_disk_and_units_come_by_first_letters(brows
         page.close()
     finally:
         server.close()
+
+
+def test_the_demo_table_seen_by_the_eye_is_set_up_with_one_tap_per_army(browser, tmp_path):
+    """The real pipeline: the demo's rendered frame detected by the eye knows no owner; the page's armies are the
+    true armies (matched to the truth as the truth overlay does), and one tap each names them all."""
+    from vision.scene_match import match
+    from webui.demo_eye import DemoEyeFeed
+
+    feed = DemoEyeFeed(item_s=600.0)  # the first still table only: nothing moves while the test looks
+    server = Server(feed, tmp_path / "data")
+    try:
+        page = open_page(browser, server.url)
+        page.wait_for_selector("#pane-armies:not([hidden]) .army")
+        page.wait_for_selector("#army-marks circle.army-ring")
+        scene, truth = feed.state().scene, feed.truth_for(feed.state().version)
+        true_owner = {d: truth.disk(t).player for d, t in match(truth, scene).items()}
+        cards = page.locator("#pane-armies .army")
+        assert cards.count() == 2
+        shot(page, "webui-armies-demo-laptop")
+        for i in range(2):
+            disks = cards.nth(i).get_attribute("data-disks").split()
+            owners = {true_owner[d] for d in disks if d in true_owner}
+            assert len(owners) == 1
+            player = owners.pop()
+            page.click(f'#pane-armies .army-owner[data-army="{i}"][data-player="{player}"]')
+            page.wait_for_selector(f'#pane-armies .army[data-army="{i}"][data-player="{player}"]')
+        owned = {d.id: d.player for d in server.app.extensions["tablesight.webui"].view().scene.disks}
+        assert all(owned[d] == p for d, p in true_owner.items())
+        assert not page.errors, page.errors
+        page.close()
+    finally:
+        server.close()
