@@ -31,6 +31,14 @@
       finally { loading = null; }
       render();
       drawMarks();
+      // the page moved on to a newer table while this was asked: ask again, so the armies are of the table shown
+      // (a newer answer than the page's view needs nothing: the page's next view asks again anyway)
+      const v = T.view();
+      const order = (k) => String(k).replace(/-computing$/, "").split(".").map(Number);  // [version, corrections]
+      if (v && A.doc && A.doc.key) {
+        const [pv, pr] = order(v.key), [av, ar] = order(A.doc.key);
+        if (pv > av || (pv === av && pr > ar)) refresh();
+      }
     })();
     return loading;
   }
@@ -198,14 +206,16 @@
   }
 
   // ---- wiring -------------------------------------------------------------------------------------------------------
-  document.addEventListener("tablesight:view", (e) => {
-    const v = e.detail.view;
+  function onView(v) {
     if (!A.autoOpened && v.scene.disks.length && v.scene.disks.every((d) => !d.player) && !T.selected()) {
       A.autoOpened = true;  // once per page: a table whose every owner is unknown starts with the armies
       T.showTab("pane-armies");
     }
     refresh();
-  });
+  }
+  document.addEventListener("tablesight:view", (e) => onView(e.detail.view));
+  // the first view may have arrived while this script was still loading
+  if (T.view()) onView(T.view());
   document.addEventListener("tablesight:drawn", (e) => { A.lastPx = e.detail.px; drawMarks(e.detail.svg, e.detail.px); });
   if (pane()) new MutationObserver(() => drawMarks()).observe(pane(), { attributes: true, attributeFilter: ["hidden"] });
 })();

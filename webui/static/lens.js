@@ -131,4 +131,5 @@
     render();
   });
   document.addEventListener("tablesight:view", () => render());
+  if (T.view()) render();  // the first view may have arrived while this script was still loading
 })();
