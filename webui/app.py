@@ -617,6 +617,11 @@ def create_app(feed: Any, data_dir: str | Path, token: str | None = None, *,
 
     demo_view.register(app, comp)
 
+    # -- setting up the armies, unit names by first letters, saving the table (webui/setup_api.py) ---------------
+    from webui import setup_api
+
+    setup_api.register(app, comp)
+
     if start:
         feed.start()
         comp.start()

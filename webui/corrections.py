@@ -235,6 +235,25 @@ class Corrections:
             doc["disks"].setdefault(disk_id, {})["player"] = player
             return self._commit(doc)
 
+    def set_owners(self, raw: Scene, disk_ids: Any, player: Any) -> dict[str, Any]:
+        """One owner for several disks (an army, named with one tap), stored as each disk's owner correction and
+        saved once: all of them or, on any bad id, none."""
+        with self._lock:
+            if not isinstance(disk_ids, list) or not 1 <= len(disk_ids) <= 300:
+                raise InputError("disks: expected a list of 1-300 disk ids")
+            ids = [self._require_disk(raw, d, f"disks[{i}]") for i, d in enumerate(disk_ids)]
+            if len(set(ids)) != len(ids):
+                raise InputError("disks: a disk is listed twice")
+            if player is not None:
+                player = _check_id(player, "player")
+                known = self._players_of(raw)
+                if player not in known:
+                    raise InputError(f"player: unknown player {player!r} (players: {', '.join(sorted(known)) or 'none'})")
+            doc = self._copy()
+            for disk_id in ids:
+                doc["disks"].setdefault(disk_id, {})["player"] = player
+            return self._commit(doc)
+
     def set_unit(self, raw: Scene, disk_id: Any, unit: Any, catalog: Any = None) -> dict[str, Any]:
         """A unit of `catalog` (a rules.diskwars.catalog.Catalog) by its key, an alias or its name; the key is
         stored. A unit the catalog does not know is refused, naming it and the closest known units, so a typo is

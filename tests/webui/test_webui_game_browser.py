@@ -1,7 +1,7 @@
-"""The game on the page, in a real browser: round and phase always in sight, command cards, the disks that may
-still activate ringed on the table, the melee recorded once (a reload cannot record it twice), the end phase
-clearing tokens, victory points and casualties, undo, keyboard shortcuts, and the game surviving a reload and a
-server restart. Every wait is for a state the page shows, never a fixed sleep."""
+"""The game on the page, in a real browser: the armies set up from a table whose owners are unknown (one tap per
+army), round and phase always in sight, command cards, the disks that may still activate ringed on the table, the
+melee recorded once (a reload cannot record it twice), the end phase clearing tokens, victory points and
+casualties, undo, keyboard shortcuts, and the game surviving a reload and a server restart. Every wait is for a state the page shows, never a fixed sleep."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from webui.feeds import SceneFileFeed
 
 from test_webui_browser import CHROMIUM, LAPTOP, PHONE, Server, browser, click_shape, open_page  # noqa: F401 (browser: a fixture)
 from test_webui_browser import shot as page_shot
+from armies_scene import write_unknown_owner_scene
+from test_webui_armies_browser import set_up_armies
 
 HERE = Path(__file__).parent
 
@@ -69,12 +71,15 @@ def walk_the_melee(page):
 
 
 def test_a_whole_game_on_the_page_with_a_reload_and_a_server_restart(browser, tmp_path):
+    # The table as the camera first sees it: every owner unknown, each disk with its border colour.
     scene_file = tmp_path / "scene.json"
-    shutil.copy(HERE / "scene_webui_skirmish.json", scene_file)
+    truth = write_unknown_owner_scene(scene_file)
     data = tmp_path / "data"
     server = Server(SceneFileFeed(scene_file, poll_s=0.1), data)
     try:
         page = open_page(browser, server.url)
+        # Set up the armies: one tap per army (the skirmish's owners, as corrections).
+        assert len(set_up_armies(page, server, truth)) == 2
         page.wait_for_selector("#game-bar-new")  # no game yet: the bar says so and offers to start one
         page.click("#game-bar-new")
         wait_phase(page, "1", "activation")

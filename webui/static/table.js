@@ -226,6 +226,7 @@
     const order = engagementOrder(rep);
     const harried = new Set(rep ? rep.harried : []);
     const disks = [...sc.disks].sort((a, b) => a.z - b.z || a.id.localeCompare(b.id));
+    const labels = [];
     for (const d of disks) {
       const g = el("g", { class: "disk", "data-disk": d.id, tabindex: 0, role: "button", "aria-label": `${diskName(d.id)}, ${d.player || "owner unknown"}` }, dg);
       const col = playerColour(d.player);
@@ -245,12 +246,7 @@
         el("line", { x1: d.x_mm - s, y1: d.y_mm - s, x2: d.x_mm + s, y2: d.y_mm + s }, xg);
         el("line", { x1: d.x_mm - s, y1: d.y_mm + s, x2: d.x_mm + s, y2: d.y_mm - s }, xg);
       }
-      const label = d.unit ? prettyUnit(d.unit).split(" ").map((w) => w[0]).join("").slice(0, 3) : d.id;
-      const fs = Math.min(px * 13, d.radius_mm * 0.75);
-      if (fs > px * 7) {
-        const t = el("text", { x: d.x_mm, y: d.y_mm, "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs, "font-weight": 700, fill: "#fff", stroke: "#000", "stroke-width": fs * 0.22, "paint-order": "stroke", "pointer-events": "none" }, g);
-        t.textContent = label;
-      }
+      labels.push({ d, text: d.unit ? prettyUnit(d.unit).split(" ").map((w) => w[0]).join("").slice(0, 3) : d.id });
       if (d.confidence !== undefined && d.confidence < LOW_CONFIDENCE) {
         // The camera is unsure about this one: say so on the disk itself.
         const q = el("text", { x: d.x_mm - d.radius_mm * 0.72, y: d.y_mm - d.radius_mm * 0.72, "text-anchor": "middle", "dominant-baseline": "central", "font-size": px * 15, "font-weight": 800, fill: "#ffd23f", stroke: "#000", "stroke-width": px * 3, "paint-order": "stroke", class: "unsure-mark", "pointer-events": "none" }, g);
@@ -321,10 +317,100 @@
         t.textContent = text;
       }
     }
+    drawDiskLabels(svg, labels, sc.disks, px);
     drawRuler(svg, px);
     renderLegend();
     if (refocus) { const f = svg.querySelector(refocus); if (f) f.focus({ preventScroll: true }); }
     announce("drawn", { svg, px });
+  }
+
+  // ---- disk labels that never overlap -------------------------------------------------------------------------------
+  // A label sits on its disk where the disk shows (not under a disk above it) and the label fits; otherwise — a
+  // disk in a stack, a disk too small for it on a phone, a place another label took — it goes beside the disk, clear
+  // of the other labels and, where room allows, of every disk, with a leader line to the part of the disk that shows.
+  // Labels are placed top disk first, so the disk a finger lands on keeps its label on itself.
+  const LABEL_PX = 12; // label font size in screen pixels
+  function visibleAnchor(d, above) {
+    // the point of the disk farthest inside the part no higher disk covers (its centre when nothing covers it)
+    if (!above.length) return { x: d.x_mm, y: d.y_mm, clear: d.radius_mm };
+    let best = null;
+    for (const share of [0, 0.3, 0.55, 0.8]) {
+      for (let k = 0; k < (share ? 16 : 1); k++) {
+        const a = (k * Math.PI) / 8, x = d.x_mm + share * d.radius_mm * Math.cos(a), y = d.y_mm + share * d.radius_mm * Math.sin(a);
+        let clear = d.radius_mm * (1 - share);
+        for (const o of above) clear = Math.min(clear, Math.hypot(x - o.x_mm, y - o.y_mm) - o.radius_mm);
+        if (!best || clear > best.clear + 1e-6) best = { x, y, clear };
+      }
+    }
+    return best;
+  }
+  const boxesMeet = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+  function boxMeetsDisk(b, d) {
+    const cx = Math.max(b.x0, Math.min(d.x_mm, b.x1)), cy = Math.max(b.y0, Math.min(d.y_mm, b.y1));
+    return Math.hypot(cx - d.x_mm, cy - d.y_mm) < d.radius_mm;
+  }
+  function placeLabels(items, disks, px, obstacles = []) {
+    const fs = px * LABEL_PX, h = fs * 1.35, placed = obstacles.map((box) => ({ box, obstacle: true }));
+    const order = [...items].sort((a, b) => b.d.z - a.d.z || a.d.id.localeCompare(b.d.id));
+    for (const it of order) {
+      const d = it.d, w = fs * (0.62 * it.text.length + 0.6);
+      const above = disks.filter((o) => o.z > d.z && Math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) < o.radius_mm + d.radius_mm);
+      const anchor = visibleAnchor(d, above);
+      const boxAt = (x, y) => ({ x0: x - w / 2, x1: x + w / 2, y0: y - h / 2, y1: y + h / 2, x, y });
+      const free = (b) => !placed.some((p) => boxesMeet(p.box, b));
+      // on the disk: the label's box wholly on the part of the disk that shows
+      const own = boxAt(anchor.x, anchor.y);
+      // (a disk nothing covers takes a label as wide as itself; a covered one needs the whole box clear)
+      const fits = above.length ? anchor.clear >= Math.hypot(w, h) / 2 : w <= 1.9 * d.radius_mm && h <= 1.3 * d.radius_mm;
+      if (fits && free(own)) { placed.push({ d, text: it.text, box: own, anchor, leader: false }); continue; }
+      // beside it: directions away from what covers it (or from the table's middle), nearer rings first
+      const ox = above.length ? above.reduce((s, o) => s + o.x_mm, 0) / above.length : d.x_mm - 1;
+      const oy = above.length ? above.reduce((s, o) => s + o.y_mm, 0) / above.length : d.y_mm - 1;
+      const base = Math.atan2(anchor.y - oy, anchor.x - ox);
+      let chosen = null, fallback = null;
+      for (let ring = 0; ring < 24 && !chosen; ring++) {
+        const dist = d.radius_mm + px * 8 + Math.hypot(w, h) / 2 + ring * h;
+        for (let k = 0; k < 12 && !chosen; k++) {
+          const a = base + (k % 2 ? 1 : -1) * Math.ceil(k / 2) * (Math.PI / 6);
+          const b = boxAt(d.x_mm + dist * Math.cos(a), d.y_mm + dist * Math.sin(a));
+          if (!free(b)) continue;
+          if (!disks.some((o) => boxMeetsDisk(b, o))) chosen = b;
+          else if (!fallback && ring >= 2) fallback = b;  // no room clear of every disk nearby: clear of labels only
+        }
+        if (!chosen && fallback && ring >= 6) chosen = fallback;
+      }
+      chosen = chosen || fallback || boxAt(d.x_mm, d.y_mm - d.radius_mm - h * (placed.length + 1));
+      placed.push({ d, text: it.text, box: chosen, anchor, leader: true });
+    }
+    return placed.filter((p) => !p.obstacle);
+  }
+  function drawDiskLabels(svg, items, disks, px) {
+    // the fight numbers and close-call tags already drawn are kept clear too
+    const obstacles = [];
+    for (const c of svg.querySelectorAll(".eng-badge circle")) {
+      const x = +c.getAttribute("cx"), y = +c.getAttribute("cy"), r = +c.getAttribute("r");
+      obstacles.push({ x0: x - r, x1: x + r, y0: y - r, y1: y + r });
+    }
+    for (const r of svg.querySelectorAll(".borderline-mark rect")) {
+      const x = +r.getAttribute("x"), y = +r.getAttribute("y");
+      obstacles.push({ x0: x, x1: x + +r.getAttribute("width"), y0: y, y1: y + +r.getAttribute("height") });
+    }
+    const g = el("g", { class: "disk-labels", "pointer-events": "none" }, svg);
+    const fs = px * LABEL_PX;
+    for (const p of placeLabels(items, disks, px, obstacles)) {
+      const lg = el("g", { class: "disk-label", "data-disk": p.d.id, "data-leader": p.leader ? "1" : "0" }, g);
+      const b = p.box;
+      if (p.leader) {
+        // the leader runs from the part of the disk that shows to the nearest point of the label's box
+        const ex = Math.max(b.x0, Math.min(p.anchor.x, b.x1)), ey = Math.max(b.y0, Math.min(p.anchor.y, b.y1));
+        el("line", { x1: p.anchor.x, y1: p.anchor.y, x2: ex, y2: ey, stroke: "#000", "stroke-width": px * 4, "stroke-linecap": "round" }, lg);
+        el("line", { x1: p.anchor.x, y1: p.anchor.y, x2: ex, y2: ey, stroke: "#fff", "stroke-width": px * 1.6, class: "label-leader" }, lg);
+        el("circle", { cx: p.anchor.x, cy: p.anchor.y, r: px * 2.6, fill: "#fff", stroke: "#000", "stroke-width": px }, lg);
+        el("rect", { x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 - b.y0, rx: px * 4, fill: "rgba(10,12,14,.82)", stroke: playerColour(p.d.player), "stroke-width": px * 1.5 }, lg);
+      }
+      const t = el("text", { x: b.x, y: b.y, "text-anchor": "middle", "dominant-baseline": "central", "font-size": fs, "font-weight": 700, fill: "#fff", stroke: "#000", "stroke-width": fs * 0.22, "paint-order": "stroke", class: "label-text" }, lg);
+      t.textContent = p.text;
+    }
   }
 
   function renderLegend() {
@@ -933,7 +1019,7 @@
   // "tablesight:select" (the selected disk), and use the same requests and names through window.tablesight.
   function announce(what, detail) { document.dispatchEvent(new CustomEvent("tablesight:" + what, { detail })); }
   window.tablesight = { getJSON, post, diskName, playerColour, esc, view: () => S.view, selected: () => S.selected,
-    selectDisk, showTab, bandColour: (b) => BAND_COLOUR[b] };
+    selectDisk, showTab, bandColour: (b) => BAND_COLOUR[b], placeLabels };
 
   // ---- wiring ---------------------------------------------------------------------------------------------------
   for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.pane));
