@@ -267,7 +267,7 @@ def test_naming_terrain_gives_it_keywords(browser, server):
                      before=lambda p: p.route("**/api/corrections", lambda route: held.append(route)))
     click_shape(page, 'polygon[data-terrain="t2"]', position={"x": 8, "y": 8})
     page.fill("#terrain-name", "barranco")  # RB p.13: Rough, Dangerous
-    for _ in range(250):  # the route hears of the page's request while Playwright waits
+    for _ in range(1500):  # the route hears of the page's request while Playwright waits (30 s on a loaded machine)
         if held:
             break
         page.wait_for_timeout(20)
