@@ -1,4 +1,4 @@
-"""Web companion latency: how fast the page answers a tap, and how fast a table change reaches it.
+"""Web companion latency: how fast the page answers a tap, how fast a table change reaches it, and its first load.
 
 Run: .venv/bin/python benchmarks/bench_webui.py   (writes benchmarks/results/webui.md; needs /usr/bin/chromium)
 
