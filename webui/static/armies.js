@@ -71,11 +71,11 @@
     const unknown = a.owners.some((o) => o.player) ? `<button type="button" class="btn army-owner faint" data-army="${i}" data-player="" aria-pressed="false">unknown</button>` : "";
     const mixed = !a.player && a.owners.some((o) => o.player)
       ? `<div class="sub">now: ${a.owners.map((o) => `${esc(o.player || "unknown")} ${o.count}`).join(", ")}</div>` : "";
-    const rows = a.disks.map((id) => `<div class="unit-row"><span class="chip target" data-disk="${esc(id)}">${esc(id)}</span><div class="ac">
+    const rows = a.disks.map((id) => `<div class="unit-row"><span class="chip target" data-disk="${esc(id)}" role="button" tabindex="0">${esc(id)}</span><div class="ac">
       <input type="text" class="unit-in" data-disk="${esc(id)}" id="unit-in-${esc(id)}" value="${esc(unitOf(id))}" placeholder="unit: type its first letters" autocomplete="off" autocapitalize="off" spellcheck="false" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="unit-list-${esc(id)}" aria-label="unit of disk ${esc(id)}">
       <ul class="unit-list" role="listbox" id="unit-list-${esc(id)}" hidden></ul></div></div>`).join("");
     return `<div class="army${i === A.hl ? " hl" : ""}" data-army="${i}" data-disks="${esc(a.disks.join(" "))}" data-player="${esc(a.player || "")}">
-      <div class="army-head" data-army-head="${i}"><span class="swatch" style="background:${esc(a.colour)}" title="the border colour the camera saw"></span><b id="army-q-${i}">${esc(question(a))}</b></div>
+      <div class="army-head" data-army-head="${i}" role="button" tabindex="0" aria-pressed="${i === A.hl}" title="ring this army on the table"><span class="swatch" style="background:${esc(a.colour)}" title="the border colour the camera saw"></span><b id="army-q-${i}">${esc(question(a))}</b></div>
       <div class="row" role="group" aria-labelledby="army-q-${i}">${buttons}${unknown}</div>${mixed}
       <details class="army-units" data-first="${esc(a.disks[0])}" ${A.openUnits.has(a.disks[0]) ? "open" : ""}><summary>Units (${named} of ${a.count} named)</summary>${rows}</details></div>`;
   }
@@ -101,7 +101,7 @@
       if (!doc.players.length) h.push('<p class="msg bad">The table has no players yet: name them with a disk\'s Players… (Disk tab).</p>');
       if (!doc.armies.length && !doc.no_colour.length) h.push('<p class="sub">No disks on the table.</p>');
       h.push(doc.armies.map((a, i) => armyHtml(a, i, doc.players)).join(""));
-      if (doc.no_colour.length) h.push(`<div class="call">No border colour seen for ${doc.no_colour.map((id) => `<span class="chip target" data-disk="${esc(id)}">${esc(id)}</span>`).join("")}: set their owner in the Disk tab.</div>`);
+      if (doc.no_colour.length) h.push(`<div class="call">No border colour seen for ${doc.no_colour.map((id) => `<span class="chip target" data-disk="${esc(id)}" role="button" tabindex="0">${esc(id)}</span>`).join("")}: set their owner in the Disk tab.</div>`);
       const unknownLeft = doc.armies.filter((a) => !a.player).reduce((s, a) => s + a.count, 0);
       document.body.dataset.armiesUnowned = String(unknownLeft);
     }

@@ -272,7 +272,7 @@
         + "</tbody></table>");
       // The reserve (RB p.13): disks not deployed; after round 5 they count as casualties (RB p.11).
       h.push('<details id="game-reserve-box"><summary class="sub">Reserve (disks not deployed)</summary>'
-        + b.players.map((p) => `<div class="row"><label class="card-label" for="reserve-${esc(p.id)}">${esc(p.id)}</label><input type="text" class="reserve-input" id="reserve-${esc(p.id)}" data-player="${esc(p.id)}" value="${esc(((b.reserves || {})[p.id] || []).join(", "))}" placeholder="disk names, comma-separated"><button class="btn" type="button" data-reserve="${esc(p.id)}">Save</button></div>`).join("")
+        + b.players.map((p) => `<div class="row"><label class="card-label" for="reserve-${esc(p.id)}">${esc(p.id)}</label><input type="text" class="reserve-input" id="reserve-${esc(p.id)}" data-player="${esc(p.id)}" value="${esc(((b.reserves || {})[p.id] || []).join(", "))}" placeholder="disk names, comma-separated"><button class="btn" type="button" data-reserve="${esc(p.id)}" aria-label="Save ${esc(p.id)}'s reserve">Save</button></div>`).join("")
         + "</details>");
       for (const pid of (G.turn && G.turn.eliminated) || []) h.push(`<p class="call">${esc(pid)} has no disk on the battlefield: eliminated (RB p.11).</p>`);
       const r = result();

@@ -73,7 +73,7 @@
     return i < 0 ? UNKNOWN_COLOUR : PLAYER_COLOURS[i % PLAYER_COLOURS.length];
   }
   const dot = (pid) => `<span class="dot" style="background:${playerColour(pid)}"></span>`;
-  const nameChip = (id) => `<span class="chip target" data-disk="${esc(id)}">${dot((diskById(id) || {}).player)}${esc(diskName(id))}</span>`;
+  const nameChip = (id) => `<span class="chip target" data-disk="${esc(id)}" role="button" tabindex="0">${dot((diskById(id) || {}).player)}${esc(diskName(id))}</span>`;
   // The part of the table shown: all of it, or (Fit) a square around the disks and terrain, for a small fight
   // in one corner of a big table.
   function viewBox(sc) {
@@ -518,7 +518,7 @@
         const list = rel.filter((r) => r.band === b);
         if (!list.length) continue;
         h.push(`<div class="bandrow"><div class="bandname ${b}">${b}</div><div>${list.map((r) =>
-          `<span class="target ${r.los ? "" : "blocked"}" data-disk="${esc(r.id)}" title="${r.los ? "in line of sight" : "line of sight blocked"}">${dot((diskById(r.id) || {}).player)} ${esc(diskName(r.id))} <span class="mm">${fmt(r.d, 0)} mm${r.los ? "" : " · no LOS"}</span></span>`).join("")}</div></div>`);
+          `<span class="target ${r.los ? "" : "blocked"}" data-disk="${esc(r.id)}" role="button" tabindex="0" title="${r.los ? "in line of sight" : "line of sight blocked"}">${dot((diskById(r.id) || {}).player)} ${esc(diskName(r.id))} <span class="mm">${fmt(r.d, 0)} mm${r.los ? "" : " · no LOS"}</span></span>`).join("")}</div></div>`);
       }
       h.push("</div>");
       if (!rel.length) h.push('<p class="sub">No other disk on the table.</p>');
@@ -563,9 +563,9 @@
       <h3 style="margin-top:0">Correct the camera</h3>
       <label for="fix-owner">Owner</label>
       <div class="row"><select id="fix-owner"><option value="">unknown</option>${players}</select><button class="btn" id="fix-players-edit" title="players the camera cannot know">Players…</button></div>
-      <div class="row" id="fix-players-row" ${S.playersDraft === undefined ? "hidden" : ""}><input type="text" id="fix-players" placeholder="in initiative order, e.g. orcs, empire" value="${esc(S.playersDraft ?? v.scene.players.slice().sort((a, b) => a.initiative - b.initiative).map((p) => p.id).join(", "))}" autocomplete="off" autocapitalize="off"><button class="btn" id="fix-players-save">Save</button></div>
+      <div class="row" id="fix-players-row" ${S.playersDraft === undefined ? "hidden" : ""}><input type="text" id="fix-players" aria-label="the players, in initiative order" placeholder="in initiative order, e.g. orcs, empire" value="${esc(S.playersDraft ?? v.scene.players.slice().sort((a, b) => a.initiative - b.initiative).map((p) => p.id).join(", "))}" autocomplete="off" autocapitalize="off"><button class="btn" id="fix-players-save" aria-label="Save the players">Save</button></div>
       <label for="fix-unit">Unit (catalog key)</label>
-      <div class="row"><input type="text" id="fix-unit" list="unit-keys" value="${esc(d.unit || "")}" placeholder="e.g. orc-boyz" autocomplete="off" autocapitalize="off" spellcheck="false"><datalist id="unit-keys">${[...S.units.values()].map((u) => `<option value="${esc(u.key)}">${esc(u.name)}</option>`).join("")}</datalist><button class="btn" id="fix-unit-save">Save</button></div>
+      <div class="row"><input type="text" id="fix-unit" list="unit-keys" value="${esc(d.unit || "")}" placeholder="e.g. orc-boyz" autocomplete="off" autocapitalize="off" spellcheck="false"><datalist id="unit-keys">${[...S.units.values()].map((u) => `<option value="${esc(u.key)}">${esc(u.name)}</option>`).join("")}</datalist><button class="btn" id="fix-unit-save" aria-label="Save the unit">Save</button></div>
       ${stack ? `<label>Stack</label>${stack}` : ""}
       <div class="row" style="margin-top:.5rem"><button class="btn danger" id="fix-notdisk">Not a disk</button>${d.corrected ? '<button class="btn" id="fix-clear">Undo corrections</button>' : ""}</div>
       ${flashHtml()}</div>`;
@@ -631,7 +631,7 @@
       <div class="sub">terrain ${esc(t.id)}</div>
       <div>${t.keywords.map((k) => `<span class="chip">${esc(k.replace("_", " "))}</span>`).join("") || '<span class="sub">no keywords yet</span>'}</div>
       <div class="fix"><label for="terrain-name">Name (a rulebook piece's name adds its keywords)</label>
-      <div class="row"><input type="text" id="terrain-name" data-terrain="${esc(t.id)}" value="${esc(t.name || "")}" placeholder="e.g. forest, hill, river"><button class="btn primary" id="terrain-save">Save</button></div>
+      <div class="row"><input type="text" id="terrain-name" data-terrain="${esc(t.id)}" value="${esc(t.name || "")}" placeholder="e.g. forest, hill, river"><button class="btn primary" id="terrain-save" aria-label="Save the name">Save</button></div>
       <div class="sub" id="terrain-preview"></div>${flashHtml()}</div>`;
     const input = $("terrain-name");
     if (typed !== null) input.value = typed;
@@ -653,7 +653,7 @@
   // ---- melee and close calls panes --------------------------------------------------------------------------
   function engagementHtml(e, n) {
     const side = (ids) => ids.map(nameChip).join("");
-    return `<div class="eng${S.highlight === e.id ? " hl" : ""}" data-engagement="${esc(e.id)}"><span class="num">${n}</span><b>${esc(e.id)}</b>
+    return `<div class="eng${S.highlight === e.id ? " hl" : ""}" data-engagement="${esc(e.id)}" role="button" tabindex="0" aria-pressed="${S.highlight === e.id}" aria-label="fight ${esc(n || "")} (${esc(e.id)}): ring its disks on the table"><span class="num">${n}</span><b>${esc(e.id)}</b>
       <div><span class="sub">attackers</span> ${side(e.attackers)}</div>
       <div><span class="sub">defenders</span> ${side(e.defenders)}</div>${meleeStepHtml(e.id)}</div>`;
   }
@@ -1034,6 +1034,15 @@
   });
   $("table").addEventListener("click", tableTap);
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") clearSelection(); });
+  // Names, chips and cards that take a tap are buttons for the keyboard too: Enter or Space taps them (native
+  // buttons and the table's shapes answer these keys themselves).
+  document.addEventListener("keydown", (e) => {
+    if ((e.key !== "Enter" && e.key !== " ") || e.defaultPrevented) return;
+    const t = e.target;
+    if (!(t instanceof HTMLElement) || t.localName === "button" || t.getAttribute("role") !== "button") return;
+    e.preventDefault();
+    t.click();
+  });
   if (token) $("calib-link").href = withToken("calibration");
   // The table fits the window's height on a laptop: measure what sits above it.
   function fitTable() {
