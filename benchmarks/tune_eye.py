@@ -1,11 +1,13 @@
 """The eye on its tuning seeds: where its settings are chosen, never on gate seeds or held-out families.
 
     .venv/bin/python benchmarks/tune_eye.py [--frames 6] [--height-weight W] [--accept-probability P]
+                                            [--model NET.onnx --verdict VERDICT.json]
 
 Frames of ten training families of the randomized world (`WORLD_TUNING_SEEDS`) and of the classic look
 (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible, precision, centre error,
 stacking order, pins), then one line per family with `--per-family`. `--height-weight` and `--accept-probability`
-override `StackingConfig.height_weight` and `DetectorConfig.accept_probability`, so a setting's choice can be rerun.
+override `StackingConfig.height_weight` and `DetectorConfig.accept_probability`, so a setting's choice can be rerun;
+`--model` and `--verdict` run a retrained network (and the verdict learned on its maps) instead of the shipped ones.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=6, help="tuning frames per family")
     p.add_argument("--height-weight", type=float, default=None)
     p.add_argument("--accept-probability", type=float, default=None)
+    p.add_argument("--model", default=None, help="a face network of one's own (default: the shipped one)")
+    p.add_argument("--verdict", default=None, help="a verdict file of one's own (default: the shipped one)")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
     from vision import detect, stacking
@@ -61,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
-    config = DEFAULT_CONFIG if args.accept_probability is None else \
-        replace(DEFAULT_CONFIG, accept_probability=args.accept_probability)
+    config = replace(DEFAULT_CONFIG, model_path=args.model, verdict_path=args.verdict)
+    if args.accept_probability is not None:
+        config = replace(config, accept_probability=args.accept_probability)
     if args.height_weight is not None:
         chosen = replace(stacking.DEFAULT_STACKING, height_weight=args.height_weight)
         detect.order_stacks = lambda *a, **k: stacking.order_stacks(*a, config=chosen, **k)  # noqa: E731

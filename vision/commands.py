@@ -65,7 +65,8 @@ def detect(args: argparse.Namespace) -> int:
         from vision.detect import detect_rectified
 
         w, h = getattr(calibration, "rectified_size", (980, 980))
-        detect_rectified(np.full((h, w, 3), 90, np.uint8), calibration, sizes)
+        for _ in range(2):  # the network's runtime plans its memory over its first two runs of a frame size
+            detect_rectified(np.full((h, w, 3), 90, np.uint8), calibration, sizes)
     several = len(paths) > 1
     for p in paths:
         img = _read_image(p)

@@ -163,7 +163,7 @@ class _Exported:
 # Training
 
 
-def _batch(samples: list[FaceTruth], rng: np.random.Generator, n: int):
+def _batch(samples: list[FaceTruth], rng: np.random.Generator, n: int, stacked_share: float = 0.0):
     """n random crops (with flips / quarter turns) as float arrays: x (n, C, C, 3), face, rim and height
     (n, C/2, C/2)."""
     c2 = CROP // OUTPUT_STRIDE
@@ -176,7 +176,12 @@ def _batch(samples: list[FaceTruth], rng: np.random.Generator, n: int):
         h2, w2 = s.face.shape
         y2, x2 = int(rng.integers(0, h2 - c2 + 1)), int(rng.integers(0, w2 - c2 + 1))
         if rng.random() < 0.7:  # most crops centred near a disk: the felt alone teaches little
-            fy, fx = np.nonzero(s.rim[::4, ::4] > 128)
+            # ... or, `stacked_share` of those, near a disk lying on another (where outlines are hardest to read)
+            stacked = stacked_share > 0 and rng.random() < stacked_share
+            fy, fx = np.nonzero((s.height[::4, ::4] > 64) & (s.face[::4, ::4] > 128) if stacked
+                                else s.rim[::4, ::4] > 128)
+            if stacked and not len(fx):
+                fy, fx = np.nonzero(s.rim[::4, ::4] > 128)
             if len(fx):
                 j = int(rng.integers(len(fx)))
                 y2 = int(np.clip(fy[j] * 4 - c2 // 2 + rng.integers(-c2 // 4, c2 // 4 + 1), 0, h2 - c2))
@@ -277,7 +282,8 @@ def _augment(x: np.ndarray, face: np.ndarray, rng: np.random.Generator) -> np.nd
     return x
 
 
-def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: int, seed: int, log_every: int = 100):
+def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: int, seed: int, log_every: int = 100,
+          stacked_share: float = 0.0):
     import torch
     import torch.nn.functional as F
 
@@ -294,7 +300,7 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
     t0 = time.time()
     for step in range(steps):
         net.train()
-        x, f, r, h = _batch(samples, rng, batch)
+        x, f, r, h = _batch(samples, rng, batch, stacked_share)
         x = _augment(x, f, rng)
         xt = torch.from_numpy(x).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
         ft, rt, ht = torch.from_numpy(f).to(dev), torch.from_numpy(r).to(dev), torch.from_numpy(h).to(dev)
@@ -346,8 +352,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2, help="processes rendering frames")
     p.add_argument("--families", default=None, help="comma-separated training families (default: all of them)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--stacked-share", type=float, default=0.0,
+                   help="share of the disk-centred crops centred on a disk lying on another (default 0: any disk)")
     p.add_argument("--cache", type=Path, help="keep rendered frames here and reuse them (a folder)")
     args = p.parse_args(argv)
+    if not 0.0 <= args.stacked_share <= 1.0:
+        print("facemap_training: --stacked-share must be within 0..1", file=sys.stderr)
+        return 2
     global _CACHE
     if args.cache is not None:
         args.cache.mkdir(parents=True, exist_ok=True)
@@ -368,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     samples = render_samples(training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS), args.workers)
     valid = render_samples(training_jobs(families, args.valid_frames, seeds.WORLD_TUNING_SEEDS), args.workers)
     print(f"training {args.steps} steps of {args.batch} crops of {CROP} px ...", flush=True)
-    net = train(samples, valid, args.steps, args.batch, args.seed)
+    net = train(samples, valid, args.steps, args.batch, args.seed, stacked_share=args.stacked_share)
     export_onnx(net, Path(args.out))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KiB)")
     return 0

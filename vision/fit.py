@@ -9,8 +9,10 @@
    count against a candidate. A candidate needs a face all over its inside (`min_face`: a disk's inside is always
    some disk's top, its own or one lying on it) and at least `min_rim` of its outline shown before it is judged;
    the judgement is `vision.verdict`'s learned probability over everything measured about it (`CircleEvidence`),
-   which must reach `accept_probability`. Disks of the previous scene (history) need only `min_rim_history` of
-   their own outline and the open part of it `open_consistency_history` shown. Passes repeat until nothing more
+   which must reach `accept_probability`. A circle overlapping accepted disks is read twice: as lying under them
+   (measured without the rays they explain or cover) and as lying on them (its outline running over their faces
+   counts); the verdict keeps the likelier reading. Disks of the previous scene (history) need only
+   `min_rim_history` of their own outline and the open part of it `open_consistency_history` shown. Passes repeat until nothing more
    is accepted (a lower disk is judged once the upper one explains its hidden arc).
 3. The accepted centres are refined on the full-resolution image (`vision.refine`), from the rays that show each
    disk's own outline with no other disk along or over it.

@@ -34,8 +34,11 @@ def _lenient(ev: CircleEvidence) -> float:
     return 1.0 if ev.rim_own >= 0.25 and ev.open_consistency >= 0.45 else 0.0
 
 
-def frame_judgements(job: tuple[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) of every new circle judged in one frame of `family` (features in `FEATURES` order; y 1 = disk)."""
+def frame_judgements(job: tuple[str, int, str | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of every new circle judged in one frame of `family`, read by the network `model` (None: the shipped
+    one); features in `FEATURES` order, y 1 = disk."""
+    from dataclasses import replace
+
     from tablesight.scene import SIZE_CLASSES
     from vision.detect import battlefield_px, map_scale, maps_of, px_per_mm, rectified_frame, sizes_for, \
         table_to_rect
@@ -45,7 +48,8 @@ def frame_judgements(job: tuple[str, int]) -> tuple[np.ndarray, np.ndarray]:
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
-    family, seed = job
+    family, seed, model = job
+    config = replace(DEFAULT_CONFIG, model_path=model)
     setup, camera = table_for(family, seed, 0)
     frame = render_frame(setup, camera)
     cal = truth_calibration(camera, setup.diameters_mm)
@@ -74,9 +78,9 @@ def frame_judgements(job: tuple[str, int]) -> tuple[np.ndarray, np.ndarray]:
         if accepted and fresh.size:
             taken[fresh[np.argmin(d[fresh])]] = True
 
-    maps = maps_of(rect, ppm)
+    maps = maps_of(rect, ppm, config)
     radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
-    locate_in_maps(maps, rect, radii, scale, 1.0 / STRIDE, (), DEFAULT_CONFIG, battlefield_px(cal), None,
+    locate_in_maps(maps, rect, radii, scale, 1.0 / STRIDE, (), config, battlefield_px(cal), None,
                    _lenient, log)
     return np.array(rows).reshape(-1, len(FEATURES)), np.array(labels)
 
@@ -113,20 +117,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="vision/models/verdict.json")
     p.add_argument("--frames", type=int, default=196, help="frames rendered (spread over families and seeds)")
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--model", default=None, help="the face network whose maps are judged (default: the shipped one)")
     args = p.parse_args(argv)
     from vision.synth.seeds import WORLD_VERDICT_SEEDS
     from vision.synth.world import TRAINING_FAMILIES
 
     families = list(TRAINING_FAMILIES) + ["classic"]
-    jobs = [(families[k % len(families)], WORLD_VERDICT_SEEDS[k % len(WORLD_VERDICT_SEEDS)])
+    jobs = [(families[k % len(families)], WORLD_VERDICT_SEEDS[k % len(WORLD_VERDICT_SEEDS)], args.model)
             for k in range(args.frames)]
     t0 = time.time()
     with mp.get_context("fork").Pool(args.workers) as pool:
         got = pool.map(frame_judgements, jobs, chunksize=2)
     print(f"judged {sum(len(y) for _, y in got)} circles of {len(jobs)} frames ({time.time() - t0:.0f} s)")
     # three quarters of the seeds to fit, the rest to score
-    fit_idx = [k for k, (_, s) in enumerate(jobs) if s % 4 != 3]
-    val_idx = [k for k, (_, s) in enumerate(jobs) if s % 4 == 3]
+    fit_idx = [k for k, (_, s, _) in enumerate(jobs) if s % 4 != 3]
+    val_idx = [k for k, (_, s, _) in enumerate(jobs) if s % 4 == 3]
     stack = lambda idx: (np.vstack([got[k][0] for k in idx]), np.concatenate([got[k][1] for k in idx]))  # noqa
     (xf, yf), (xv, yv) = stack(fit_idx), stack(val_idx)
     v = fit_logistic(xf, yf)
