@@ -1,0 +1,162 @@
+"""Why the eye misses the disks it misses: each missed disk (>= 50 % visible) traced to the step that lost it.
+
+    .venv/bin/python benchmarks/miss_modes.py [--seeds tuning|gate] [--tier standard|hard] [--frames 6]
+                                              [--family NAME ...] [--out benchmarks/results/misses.md]
+
+Frames: the tuning seeds of `benchmarks/tune_eye.py`'s families (`--seeds tuning`, where the eye's settings are
+chosen), or the gate seeds of `benchmarks/eval_families.py` (`--seeds gate`: for reporting only, never for
+choosing), calibrated exactly. Each true disk the eye misses is put in the first of these that holds:
+
+- `another size there`: a disk of another size class was found on its centre (most often a small disk lying
+  nearly concentric on a larger one: only the larger is found);
+- `found, then dropped`: a circle of its size was accepted there, and stacking dropped it (weak confidence);
+- `rejected, outline read off`: a circle of its size was judged near it but measured more than 3 mm off its
+  centre (another outline pulled the fit), and the verdict said no;
+- `rejected by the verdict`: judged within 3 mm of its centre, the verdict's probability below the threshold;
+- `never judged`: a candidate circle was there, but too little outline or face inside it to be judged at all;
+- `no candidate`: the rim map shows too little of its outline for a candidate of its size.
+
+Each mode also counts how many of its disks lie on another disk (z > 0). Phantoms are not traced here (see
+`families.md` for precision).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (ROOT, ROOT / "benchmarks"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+MODES = ("another size there", "found, then dropped", "rejected, outline read off", "rejected by the verdict",
+         "never judged", "no candidate")
+OFF_MM = 3.0  # a judged circle farther than this from the true centre was pulled by another outline
+
+
+def frames(seeds: str, tier: str, count: int, families: list[str] | None):
+    """(family, setup, camera) of the frames asked for."""
+    if seeds == "tuning":
+        from tune_eye import tuning_frames
+
+        if tier != "standard":
+            raise SystemExit("miss_modes: the tuning seeds are standard tier only")
+        for family, setup, camera in tuning_frames(count):
+            if families is None or family in families:
+                yield family, setup, camera
+        return
+    from eval_families import frames_of
+    from vision.synth.world import FAMILIES
+
+    for family in families or ["classic", *FAMILIES]:
+        for setup, camera in frames_of(family, count, tier):
+            yield family, setup, camera
+
+
+def trace_frame(setup, camera) -> list[tuple[str, bool]]:
+    """(mode, lies on another disk) of every disk >= 50 % visible the eye misses in one rendered frame."""
+    from tablesight.scene import SIZE_CLASSES
+    from vision.candidates import find_candidates
+    from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, px_per_mm, rectified_frame,
+                               sizes_for, table_to_rect)
+    from vision.facemap import STRIDE
+    from vision.fit import DEFAULT_CONFIG, locate_in_maps
+    from vision.scene_match import match, visible_fraction
+    from vision.synth.render import render_frame
+    from vision.synth.truth import truth_calibration
+
+    cfg = DEFAULT_CONFIG
+    frame = render_frame(setup, camera)
+    diam = tuple(float(v) for v in setup.diameters_mm)
+    cal = truth_calibration(camera, diam)
+    sizes = sizes_for(cal, diam)
+    rect = rectified_frame(frame.image, cal)
+    ppm = px_per_mm(cal)
+    scale = map_scale(ppm)
+    mm = 1.0 / STRIDE                                  # map px per mm at 1 px/mm
+    maps = maps_of(rect, ppm, cfg)
+    radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
+    judged: list[tuple[float, float, float, bool]] = []
+    fits = locate_in_maps(maps, rect, radii, scale, mm, (), cfg, battlefield_px(cal),
+                          log=lambda ev, u, v, r, ok: judged.append((u, v, r, ok)))
+    scene = finish_detection(maps, fits, cal, sizes, None, cfg).scene
+    found = set(match(frame.scene, scene).values())
+    radii_map = [r / scale for r in radii]
+    cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, (), None, 0.8 * cfg.min_face)
+    out = []
+    for t in frame.scene.disks:
+        if t.extra.get("held") or visible_fraction(t) < 0.5 or t.id in found:
+            continue
+        x, y = table_to_rect(cal, np.array([[t.x_mm, t.y_mm]]))[0]
+        u, v = (x + 0.5) / scale - 0.5, (y + 0.5) / scale - 0.5
+        k = SIZE_CLASSES.index(t.size)
+        r = radii_map[k]
+        near = [f for f in fits if math.hypot((f.cx + 0.5) / scale - 0.5 - u, (f.cy + 0.5) / scale - 0.5 - v) < 0.5 * r]
+        mine = [(math.hypot(ju - u, jv - v) / mm) for ju, jv, jr, _ in judged
+                if abs(jr - r) < 1e-6 and math.hypot(ju - u, jv - v) < 0.35 * r]
+        if near and not any(f.size == t.size for f in near):
+            mode = "another size there"
+        elif near:
+            mode = "found, then dropped"
+        elif mine:
+            mode = "rejected, outline read off" if min(mine) > OFF_MM else "rejected by the verdict"
+        elif ((cand.size_index == k) & (np.hypot(cand.u - u, cand.v - v) < 0.35 * r)).any():
+            mode = "never judged"
+        else:
+            mode = "no candidate"
+        out.append((mode, t.z > 0))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="tuning", choices=["tuning", "gate"])
+    p.add_argument("--tier", default="standard", choices=["standard", "hard"])
+    p.add_argument("--frames", type=int, default=6, help="frames per family")
+    p.add_argument("--family", action="append", help="only these families (repeatable)")
+    p.add_argument("--out", type=Path)
+    args = p.parse_args(argv)
+    import cv2
+
+    cv2.setNumThreads(1)
+    per: dict[str, Counter] = {}
+    stacked: dict[str, Counter] = {}
+    for family, setup, camera in frames(args.seeds, args.tier, args.frames, args.family):
+        c, s = per.setdefault(family, Counter()), stacked.setdefault(family, Counter())
+        c["frames"] += 1
+        for mode, on_disk in trace_frame(setup, camera):
+            c[mode] += 1
+            s[mode] += int(on_disk)
+        print(f"{family}: {c['frames']} frames, {sum(c[m] for m in MODES)} missed so far", file=sys.stderr)
+    total, total_s = Counter(), Counter()
+    for c, s in zip(per.values(), stacked.values()):
+        total.update(c)
+        total_s.update(s)
+    cmd = "benchmarks/miss_modes.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    lines = [f"Command: `.venv/bin/python {cmd}`", "",
+             f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", "",
+             f"Missed disks >= 50 % visible by the step that lost them ({args.seeds} seeds, {args.tier} tier); "
+             "in brackets: how many of them lie on another disk.", "",
+             "| family | frames | missed | " + " | ".join(MODES) + " |", "|---" * (len(MODES) + 3) + "|"]
+    for name, c, s in [*((f, per[f], stacked[f]) for f in per), ("all", total, total_s)]:
+        cells = [f"{c[m]} ({s[m]})" if c[m] else "0" for m in MODES]
+        lines.append(f"| {name} | {c['frames']} | {sum(c[m] for m in MODES)} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        prefix = "\n" if args.out.exists() and args.out.stat().st_size else ""
+        with args.out.open("a", encoding="utf-8") as fh:   # several runs (seeds, tiers) go in one file
+            fh.write(prefix + text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
