@@ -126,15 +126,21 @@ def main(argv: list[str] | None = None) -> int:
     import cv2
 
     cv2.setNumThreads(1)
+    from tablesight.errors import InputError
+
     per: dict[str, Counter] = {}
     stacked: dict[str, Counter] = {}
-    for family, setup, camera in frames(args.seeds, args.tier, args.frames, args.family):
-        c, s = per.setdefault(family, Counter()), stacked.setdefault(family, Counter())
-        c["frames"] += 1
-        for mode, on_disk in trace_frame(setup, camera):
-            c[mode] += 1
-            s[mode] += int(on_disk)
-        print(f"{family}: {c['frames']} frames, {sum(c[m] for m in MODES)} missed so far", file=sys.stderr)
+    try:
+        for family, setup, camera in frames(args.seeds, args.tier, args.frames, args.family):
+            c, s = per.setdefault(family, Counter()), stacked.setdefault(family, Counter())
+            c["frames"] += 1
+            for mode, on_disk in trace_frame(setup, camera):
+                c[mode] += 1
+                s[mode] += int(on_disk)
+            print(f"{family}: {c['frames']} frames, {sum(c[m] for m in MODES)} missed so far", file=sys.stderr)
+    except InputError as exc:
+        print(f"miss_modes: {exc}", file=sys.stderr)
+        return 2
     total, total_s = Counter(), Counter()
     for c, s in zip(per.values(), stacked.values()):
         total.update(c)

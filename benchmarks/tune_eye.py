@@ -60,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--verdict", default=None, help="a verdict file of one's own (default: the shipped one)")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
+    for name in ("model", "verdict"):
+        path = getattr(args, name)
+        if path is not None and not Path(path).is_file():
+            print(f"tune_eye: --{name} {path}: no such file", file=sys.stderr)
+            return 2
     from vision import detect, stacking
     from vision.fit import DEFAULT_CONFIG
     from vision.synth.render import render_frame

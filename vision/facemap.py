@@ -14,7 +14,7 @@ maps at half that resolution:
 
 Everything after this (circles of the calibrated radii, their sub-pixel centres, which lies on which) is geometry
 on these maps, so it does not depend on how the disks, the cloth or the light look. Inference runs on ONNX Runtime
-(on this network about 1.7x faster than OpenCV's dnn module on one core); the file is read once per process.
+(faster than OpenCV's dnn module on this network: `benchmarks/bench_vision.py`); the file is read once per process.
 """
 
 from __future__ import annotations

@@ -312,32 +312,29 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
             need_rim = cfg.min_rim_history if seeded else cfg.min_rim
             if (shown & ~explained).mean() < 0.5 * need_rim:
                 continue            # not even half the outline it needs: not worth measuring again
-            ev = None
+            readings = [(one, (shown, explained, covered))]
             if (explained | covered).any():
                 # two readings of the same circle: without the rays accepted disks explain or cover (it lies under
                 # them there), or without the explained ones only (it lies on them: its outline runs over their
                 # faces); the verdict keeps the one that looks more like a disk
-                best = None
+                readings = []
                 for excl in ((explained | covered), explained) if covered.any() else ((explained | covered),):
                     alt = fit_circles(maps.rim, cand.u[i:i + 1], cand.v[i:i + 1], r_class[i:i + 1], cfg, mm,
                                       exclude=excl[None, :])
-                    judged = _judge(alt, 0, done, cfg, mm)
-                    alt_ev = circle_evidence(maps, alt, *judged, float(r_class[i]), mm)
-                    alt_p = float(verdict(alt_ev))
-                    if best is None or alt_p > best[0]:
-                        best = (alt_p, alt, judged, alt_ev)
-                _, one, (shown, explained, covered), ev = best
+                    readings.append((alt, _judge(alt, 0, done, cfg, mm)))
+            judged = []
+            for alt, rays in readings:
+                alt_ev = circle_evidence(maps, alt, *rays, float(r_class[i]), mm)
+                judged.append((float(verdict(alt_ev)), alt_ev, alt, rays))
+            prob, ev, one, (shown, explained, covered) = max(judged, key=lambda j: j[0])
             u, v, r = float(one.u[0]), float(one.v[0]), float(one.r[0])
             if _is_copy(done, u, v, float(r_class[i]), cfg):
                 taken[i] = True
                 continue
-            if ev is None:
-                ev = circle_evidence(maps, one, shown, explained, covered, float(r_class[i]), mm)
-            prob = None
             if seeded:
+                prob = None         # a disk of the previous scene keeps its own rule (module docstring)
                 ok = ev.rim_own >= need_rim and ev.open_consistency >= cfg.open_consistency_history
             else:
-                prob = float(verdict(ev))
                 ok = ev.rim_own >= need_rim and prob >= cfg.accept_probability
                 if log is not None:
                     log(ev, u, v, float(r_class[i]), ok)

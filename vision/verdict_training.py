@@ -119,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--model", default=None, help="the face network whose maps are judged (default: the shipped one)")
     args = p.parse_args(argv)
+    if args.model is not None and not Path(args.model).is_file():
+        print(f"verdict_training: --model {args.model}: no such file", file=sys.stderr)
+        return 2
     from vision.synth.seeds import WORLD_VERDICT_SEEDS
     from vision.synth.world import TRAINING_FAMILIES
 
@@ -136,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     (xf, yf), (xv, yv) = stack(fit_idx), stack(val_idx)
     v = fit_logistic(xf, yf)
     fit_s, val_s = scores(v, xf, yf), scores(v, xv, yv)
+    network = "the shipped face network" if args.model is None else f"the face network {Path(args.model).name}"
     about = (f"trained by 'python -m vision.verdict_training' on {len(jobs)} frames of the training families and "
-             f"the classic look (WORLD_VERDICT_SEEDS), read by the shipped face network; fit on {fit_s}, "
+             f"the classic look (WORLD_VERDICT_SEEDS), read by {network}; fit on {fit_s}, "
              f"scored on the other seeds: {val_s}")
     v = Verdict(mean=v.mean, scale=v.scale, weights=v.weights, bias=v.bias, about=about)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

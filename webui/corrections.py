@@ -222,15 +222,21 @@ class Corrections:
     def _players_of(self, raw: Scene) -> set[str]:
         return {p.id for p in raw.players} | {p["id"] for p in self._doc["players"]}
 
+    def _require_owner(self, raw: Scene, player: Any) -> str | None:
+        """A known player's id, or None (owner unknown)."""
+        if player is None:
+            return None
+        player = _check_id(player, "player")
+        known = self._players_of(raw)
+        if player not in known:
+            raise InputError(f"player: unknown player {player!r} (players: {', '.join(sorted(known)) or 'none'})")
+        return player
+
     # -- setters (raw = the scene as the feed gave it, before corrections) -------------------------------------
     def set_owner(self, raw: Scene, disk_id: Any, player: Any) -> dict[str, Any]:
         with self._lock:
             disk_id = self._require_disk(raw, disk_id)
-            if player is not None:
-                player = _check_id(player, "player")
-                known = self._players_of(raw)
-                if player not in known:
-                    raise InputError(f"player: unknown player {player!r} (players: {', '.join(sorted(known)) or 'none'})")
+            player = self._require_owner(raw, player)
             doc = self._copy()
             doc["disks"].setdefault(disk_id, {})["player"] = player
             return self._commit(doc)
@@ -244,11 +250,7 @@ class Corrections:
             ids = [self._require_disk(raw, d, f"disks[{i}]") for i, d in enumerate(disk_ids)]
             if len(set(ids)) != len(ids):
                 raise InputError("disks: a disk is listed twice")
-            if player is not None:
-                player = _check_id(player, "player")
-                known = self._players_of(raw)
-                if player not in known:
-                    raise InputError(f"player: unknown player {player!r} (players: {', '.join(sorted(known)) or 'none'})")
+            player = self._require_owner(raw, player)
             doc = self._copy()
             for disk_id in ids:
                 doc["disks"].setdefault(disk_id, {})["player"] = player

@@ -15,17 +15,13 @@ from webui.feeds import SceneFileFeed
 
 from test_webui_browser import CHROMIUM, LAPTOP, PHONE, Server, browser, open_page  # noqa: F401 (browser: a fixture)
 from test_webui_browser import shot as page_shot
+from test_webui_browser import shot_from_top as shot
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"),
 ]
-
-
-def shot(page, name, full=False):
-    page.evaluate("window.scrollTo(0, 0)")
-    page_shot(page, name, full=full)
 
 
 def set_up_armies(page, server, truth):

@@ -117,6 +117,12 @@ def shot(page, name, full=False):
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full)
 
 
+def shot_from_top(page, name, full=False):
+    """A screenshot for docs/webui.md, from the top of the page (a sticky header would land mid-page otherwise)."""
+    page.evaluate("window.scrollTo(0, 0)")
+    shot(page, name, full=full)
+
+
 def scene_pairs(server, disk_id):
     v = server.app.extensions["tablesight.webui"].view()
     return [p for p in v.report.pairs if disk_id in (p.a, p.b)]

@@ -15,7 +15,7 @@ from rules.diskwars.turn import activation_status
 from webui.feeds import SceneFileFeed
 
 from test_webui_browser import CHROMIUM, LAPTOP, PHONE, Server, browser, click_shape, open_page  # noqa: F401 (browser: a fixture)
-from test_webui_browser import shot as page_shot
+from test_webui_browser import shot_from_top as shot
 from armies_scene import write_unknown_owner_scene
 from test_webui_armies_browser import set_up_armies
 
@@ -26,12 +26,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)"),
 ]
-
-
-def shot(page, name, full=False):
-    """A screenshot for docs/webui.md, from the top of the page (a sticky header would land mid-page otherwise)."""
-    page.evaluate("window.scrollTo(0, 0)")
-    page_shot(page, name, full=full)
 
 
 def may_activate(server) -> list[str]:

@@ -16,7 +16,6 @@
   const NS = "http://www.w3.org/2000/svg";
   const $ = (id) => document.getElementById(id);
   const esc = T.esc;
-  const token = new URLSearchParams(location.search).get("token") || "";
   const A = { doc: null, hl: 0, msg: "", msgBad: false, openUnits: new Set(), autoOpened: false, busy: false, lastPx: 1 };
   const pane = () => $("pane-armies");
   const shown = () => pane() && !pane().hidden;
@@ -106,7 +105,7 @@
       document.body.dataset.armiesUnowned = String(unknownLeft);
     }
     h.push(`<div class="msg ${A.msgBad ? "bad" : "good"}" id="armies-msg" role="status">${esc(A.msg)}</div>`);
-    const href = "api/table/save" + (token ? "?token=" + encodeURIComponent(token) : "");
+    const href = T.withToken("api/table/save");
     h.push(`<h3>Save the table</h3><div class="row"><a class="btn" id="save-table" href="${esc(href)}" download>Save table</a><span class="sub">a scene file with the owners and units; reopen it with <code>tablesight serve --scene FILE</code></span></div>`);
     p.innerHTML = h.join("");
     wire(p);

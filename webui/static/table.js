@@ -1018,7 +1018,7 @@
   // They hear "tablesight:view" (a new view), "tablesight:drawn" (the table was redrawn: draw over it) and
   // "tablesight:select" (the selected disk), and use the same requests and names through window.tablesight.
   function announce(what, detail) { document.dispatchEvent(new CustomEvent("tablesight:" + what, { detail })); }
-  window.tablesight = { getJSON, post, diskName, playerColour, esc, view: () => S.view, selected: () => S.selected,
+  window.tablesight = { getJSON, post, withToken, diskName, playerColour, esc, view: () => S.view, selected: () => S.selected,
     selectDisk, showTab, bandColour: (b) => BAND_COLOUR[b], placeLabels };
 
   // ---- wiring ---------------------------------------------------------------------------------------------------
