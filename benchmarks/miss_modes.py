@@ -86,7 +86,7 @@ def trace_frame(setup, camera) -> list[tuple[str, bool]]:
     judged: list[tuple[float, float, float, bool]] = []
     fits = locate_in_maps(maps, rect, radii, scale, mm, (), cfg, battlefield_px(cal),
                           log=lambda ev, u, v, r, ok: judged.append((u, v, r, ok)))
-    scene = finish_detection(maps, fits, cal, sizes, None, cfg).scene
+    scene = finish_detection(maps, fits, rect, cal, sizes, None, cfg).scene
     found = set(match(frame.scene, scene).values())
     radii_map = [r / scale for r in radii]
     cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, (), None, 0.8 * cfg.min_face)

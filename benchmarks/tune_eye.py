@@ -1,13 +1,15 @@
 """The eye on its tuning seeds: where its settings are chosen, never on gate seeds or held-out families.
 
-    .venv/bin/python benchmarks/tune_eye.py [--frames 6] [--height-weight W] [--accept-probability P]
-                                            [--model NET.onnx --verdict VERDICT.json]
+    .venv/bin/python benchmarks/tune_eye.py [--frames 6] [--height-weight W] [--judge-weight W]
+                                            [--accept-probability P] [--model NET.onnx --verdict VERDICT.json]
+                                            [--judge JUDGE.onnx]
 
 Frames of ten training families of the randomized world (`WORLD_TUNING_SEEDS`) and of the classic look
 (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible, precision, centre error,
-stacking order, pins), then one line per family with `--per-family`. `--height-weight` and `--accept-probability`
-override `StackingConfig.height_weight` and `DetectorConfig.accept_probability`, so a setting's choice can be rerun;
-`--model` and `--verdict` run a retrained network (and the verdict learned on its maps) instead of the shipped ones.
+stacking order, pins), then one line per family with `--per-family`. `--height-weight`, `--judge-weight` and
+`--accept-probability` override `StackingConfig.height_weight`, `StackingConfig.judge_weight` and
+`DetectorConfig.accept_probability`, so a setting's choice can be rerun; `--model` and `--verdict` run a retrained
+network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge.
 """
 
 from __future__ import annotations
@@ -55,12 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--frames", type=int, default=6, help="tuning frames per family")
     p.add_argument("--height-weight", type=float, default=None)
+    p.add_argument("--judge-weight", type=float, default=None)
     p.add_argument("--accept-probability", type=float, default=None)
     p.add_argument("--model", default=None, help="a face network of one's own (default: the shipped one)")
     p.add_argument("--verdict", default=None, help="a verdict file of one's own (default: the shipped one)")
+    p.add_argument("--judge", default=None, help="a pair judge of one's own (default: the shipped one)")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
-    for name in ("model", "verdict"):
+    for name in ("model", "verdict", "judge"):
         path = getattr(args, name)
         if path is not None and not Path(path).is_file():
             print(f"tune_eye: --{name} {path}: no such file", file=sys.stderr)
@@ -73,8 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     config = replace(DEFAULT_CONFIG, model_path=args.model, verdict_path=args.verdict)
     if args.accept_probability is not None:
         config = replace(config, accept_probability=args.accept_probability)
-    if args.height_weight is not None:
-        chosen = replace(stacking.DEFAULT_STACKING, height_weight=args.height_weight)
+    chosen = stacking.DEFAULT_STACKING
+    for name in ("height_weight", "judge_weight"):
+        if getattr(args, name) is not None:
+            chosen = replace(chosen, **{name: getattr(args, name)})
+    if args.judge is not None:
+        chosen = replace(chosen, judge_model=args.judge)
+    if chosen != stacking.DEFAULT_STACKING:
         detect.order_stacks = lambda *a, **k: stacking.order_stacks(*a, config=chosen, **k)  # noqa: E731
     total, per = Tally(), {}
     for family, setup, camera in tuning_frames(args.frames):

@@ -207,19 +207,19 @@ class Detection:
             raise ValueError("a Detection needs one fit per scene disk")
 
 
-def finish_detection(maps: FaceMaps, fits: Sequence[DiskFit], calibration: Any, sizes: DiskSizes,
+def finish_detection(maps: FaceMaps, fits: Sequence[DiskFit], rect: np.ndarray, calibration: Any, sizes: DiskSizes,
                      previous: Scene | None, config: DetectorConfig = DEFAULT_CONFIG,
                      unchanged: Sequence[bool] | None = None) -> Detection:
-    """Stacking order of the fits (outline evidence and their history), weak new circles dropped, disks in contact
-    moved apart: the Detection. `unchanged`: fits carried over with nothing changed around them (their pairs keep
-    the previous order)."""
+    """Stacking order of the fits (outline evidence of the maps and of the rectified image `rect`, and their
+    history), weak new circles dropped, disks in contact moved apart: the Detection. `unchanged`: fits carried over
+    with nothing changed around them (their pairs keep the previous order)."""
     ppm = px_per_mm(calibration)
     scale = map_scale(ppm)
     guessed = frozenset(frozenset(p) for p in (previous.extra.get("uncertain_pairs") or ())) \
         if previous is not None else frozenset()
     fits = list(fits)
     flags = None if unchanged is None else list(unchanged)
-    order = order_stacks(maps, fits, scale, ppm, uncertain_before=guessed, unchanged=flags)
+    order = order_stacks(maps, fits, scale, ppm, uncertain_before=guessed, unchanged=flags, image=rect)
     # A weak new circle is more often art or texture than a disk (one the previous scene had here is kept);
     # the order is taken again without it, so no pair refers to a dropped disk.
     keep = [k for k, f in enumerate(fits) if order.confidences[k] >= config.min_confidence
@@ -227,7 +227,7 @@ def finish_detection(maps: FaceMaps, fits: Sequence[DiskFit], calibration: Any, 
     if len(keep) < len(fits):
         fits = [fits[k] for k in keep]
         flags = None if flags is None else [flags[k] for k in keep]
-        order = order_stacks(maps, fits, scale, ppm, uncertain_before=guessed, unchanged=flags)
+        order = order_stacks(maps, fits, scale, ppm, uncertain_before=guessed, unchanged=flags, image=rect)
     fits = separate_touching(fits, order.touching)
     scene = fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
                           config.disk_thickness_mm)
@@ -249,7 +249,7 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
         seeds_of = previous if detection is None else detection.scene
         fits = locate_in_maps(maps, rect, radii, map_scale(ppm), 1.0 / STRIDE,
                               seeds_from(seeds_of, calibration, sizes), config, battlefield_px(calibration))
-        detection = finish_detection(maps, fits, calibration, sizes, seeds_of, config)
+        detection = finish_detection(maps, fits, rect, calibration, sizes, seeds_of, config)
     assert detection is not None
     return detection
 

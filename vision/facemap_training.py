@@ -48,6 +48,22 @@ def table_for(family: str, seed: int, frame: int):
     return world_table(seed, family, frame=frame)
 
 
+def families_to_train(spec: str | None) -> list[str]:
+    """The families named in `spec` (comma-separated; None: every training family and the classic look, which is
+    one more family of the space: its gate seeds are never rendered for training). ValueError for a held-out or
+    unknown family."""
+    from vision.synth.world import FAMILIES, TRAINING_FAMILIES
+
+    families = spec.split(",") if spec else list(TRAINING_FAMILIES) + ["classic"]
+    bad = [f for f in families if f in FAMILIES and FAMILIES[f].held_out]
+    unknown = [f for f in families if f != "classic" and f not in FAMILIES]
+    if bad:
+        raise ValueError(f"{', '.join(bad)} held out: never trained on")
+    if unknown:
+        raise ValueError(f"unknown family {unknown[0]!r}")
+    return families
+
+
 _CACHE: Path | None = None  # where rendered samples are kept between runs (set by --cache; None: not kept)
 
 
@@ -78,7 +94,13 @@ def training_jobs(families: list[str], count: int, seeds: tuple[int, ...]) -> li
     return jobs
 
 
-def render_samples(jobs: list[tuple[str, int, int]], workers: int) -> list[FaceTruth]:
+def render_samples(jobs: list[tuple[str, int, int]], workers: int, cache: Path | None = None) -> list[FaceTruth]:
+    """The rectified frames and targets of `jobs`, rendered by `workers` processes; with `cache` (a folder), frames
+    rendered before are read from it and new ones kept there."""
+    global _CACHE
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+    _CACHE = cache
     t0 = time.time()
     out: list[FaceTruth] = []
     ctx = mp.get_context("fork")
@@ -359,25 +381,18 @@ def main(argv: list[str] | None = None) -> int:
     if not 0.0 <= args.stacked_share <= 1.0:
         print("facemap_training: --stacked-share must be within 0..1", file=sys.stderr)
         return 2
-    global _CACHE
-    if args.cache is not None:
-        args.cache.mkdir(parents=True, exist_ok=True)
-        _CACHE = args.cache
-
     from vision.synth import seeds
-    from vision.synth.world import FAMILIES, TRAINING_FAMILIES
 
-    # the classic look trains too: it is one more family of the space (its gate seeds are never rendered here)
-    families = args.families.split(",") if args.families else list(TRAINING_FAMILIES) + ["classic"]
-    bad = [f for f in families if f in FAMILIES and FAMILIES[f].held_out]
-    unknown = [f for f in families if f != "classic" and f not in FAMILIES]
-    if bad or unknown:
-        print(f"facemap_training: {', '.join(bad)} held out: never trained on" if bad else
-              f"facemap_training: unknown family {unknown[0]!r}", file=sys.stderr)
+    try:
+        families = families_to_train(args.families)
+    except ValueError as exc:
+        print(f"facemap_training: {exc}", file=sys.stderr)
         return 2
     print(f"rendering {args.frames} training frames of {', '.join(families)} ...", flush=True)
-    samples = render_samples(training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS), args.workers)
-    valid = render_samples(training_jobs(families, args.valid_frames, seeds.WORLD_TUNING_SEEDS), args.workers)
+    samples = render_samples(training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS), args.workers,
+                             args.cache)
+    valid = render_samples(training_jobs(families, args.valid_frames, seeds.WORLD_TUNING_SEEDS), args.workers,
+                           args.cache)
     print(f"training {args.steps} steps of {args.batch} crops of {CROP} px ...", flush=True)
     net = train(samples, valid, args.steps, args.batch, args.seed, stacked_share=args.stacked_share)
     export_onnx(net, Path(args.out))

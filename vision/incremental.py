@@ -223,8 +223,8 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
                 if f.seed_id in carried_ids:
                     f = replace(f, seed_id=None, seed_z=None)
                 fits.append(f)
-    detection = finish_detection(FaceMaps(face=face, rim=rim, height=height), fits, calibration, sizes, previous, config,
-                                 unchanged=[k < len(carried) for k in range(len(fits))])
+    detection = finish_detection(FaceMaps(face=face, rim=rim, height=height), fits, rect, calibration, sizes,
+                                 previous, config, unchanged=[k < len(carried) for k in range(len(fits))])
     # The next commit compares with the pixels each disk was measured on: the new frame, except under the
     # disks carried over, which keep the reference's pixels.
     ref_rect = rect.copy()

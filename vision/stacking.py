@@ -13,7 +13,12 @@ neither says anything, is reported as uncertain with lowered confidences, never 
 `z` by a topological order (longest chain from the bottom); a cycle is broken at its weakest pair, which is then
 reported as uncertain.
 
-The height map is a second reading of the frame: how high each visible face lies in its pile. Of two overlapping
+The rim map reads the lens at 2 mm per pixel, and often loses the thin cue there (a border running on unbroken,
+an edge and side wall over the other disk's face). `vision.pairjudge` reads the same lens from the rectified image
+at 1 px/mm, learned on the training families: its logit that one disk lies on the other adds to the lens evidence
+(`judge_weight`, chosen on the tuning seeds), as a reading of the occlusion like the rim's own.
+
+The height map is a third reading of the frame: how high each visible face lies in its pile. Of two overlapping
 disks the upper lies higher, so the difference of their faces' mean heights (read away from the lens and from
 any third disk) adds to the lens evidence; two disks at one height whose lens says nothing lie side by side.
 """
@@ -28,6 +33,7 @@ import numpy as np
 
 from vision.facemap import FaceMaps
 from vision.fit import DiskFit, sample
+from vision.pairjudge import Circle, judge_pairs
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,9 @@ class StackingConfig:
     touch_depth_mm: float = 1.5   # a pair overlapping less than this whose lens reads nothing clear is in contact
     height_weight: float = 5.0    # evidence per unit of height difference of the two faces (chosen on tuning seeds:
                                   # the network reads one level up as much less than the 0.5 it was taught)
+    judge_weight: float = 1.0     # evidence per unit of the pair judge's logit (vision.pairjudge; 0: not asked;
+                                  # chosen on tuning seeds: 0.3 -> 96.6 %, 1 and 3 -> 97.7 % of pairs, 0 -> 88.1 %)
+    judge_model: str | None = None  # a pair judge of one's own (None: the shipped one)
     uncertain_confidence_factor: float = 0.7
 
     def __post_init__(self) -> None:
@@ -79,6 +88,10 @@ class StackingConfig:
             raise ValueError("touch_depth_mm must be within 0..5 (0: every overlap is a stack)")
         if not 0.0 <= self.height_weight <= 10.0:
             raise ValueError("height_weight must be within 0..10 (0: the height map is not read)")
+        if not 0.0 <= self.judge_weight <= 10.0:
+            raise ValueError("judge_weight must be within 0..10 (0: the pair judge is not asked)")
+        if self.judge_model is not None and not isinstance(self.judge_model, str):
+            raise ValueError("judge_model must be a file path (str) or None")
         if not (self.ray_logit_cap > 0 and self.evidence_scale > 0):
             raise ValueError("ray_logit_cap and evidence_scale must be > 0")
         if not 0 < self.clear_margin <= self.strong_margin <= 1:
@@ -201,9 +214,10 @@ def _reachable(adj: dict[int, set[int]], s: int, t: int) -> bool:
 def order_stacks(maps: FaceMaps, fits: Sequence[DiskFit], scale: float, px_per_mm_: float = 1.0,
                  config: StackingConfig = DEFAULT_STACKING,
                  uncertain_before: frozenset[frozenset[str]] = frozenset(),
-                 unchanged: Sequence[bool] | None = None) -> StackOrder:
+                 unchanged: Sequence[bool] | None = None, image: np.ndarray | None = None) -> StackOrder:
     """z for every fit (0 = on the felt) from the outline evidence of the rim map (`scale`: rectified px per map
-    px) and the history the fits carry (seed ids and z);
+    px), the pair judge's reading of the rectified `image` (None: not asked) and the history the fits carry (seed
+    ids and z);
     `uncertain_before`: the pairs (of seed ids) the previous scene reported uncertain, whose order it only guessed;
     `unchanged`: the fits carried over from the previous scene with nothing changed around them: a pair of two
     such keeps its previous order (a guess stays a guess) without reading the frame again."""
@@ -229,12 +243,18 @@ def order_stacks(maps: FaceMaps, fits: Sequence[DiskFit], scale: float, px_per_m
                 weak.append(PairEvidence(up, lo, 0.05, "guess", True))
             else:
                 decided.append(PairEvidence(up, lo, 0.9, "history", False))
-    for i, j in pairs:
+    judged = np.zeros(len(pairs))
+    if image is not None and config.judge_weight > 0 and pairs:
+        circle = lambda f: Circle(f.cx / px_per_mm_, f.cy / px_per_mm_, f.r_px / px_per_mm_)  # noqa: E731
+        judged = judge_pairs(image, [(circle(fits[i]), circle(fits[j])) for i, j in pairs], px_per_mm_,
+                             config.judge_model)
+    for (i, j), logit in zip(pairs, judged):
         a, b = fits[i], fits[j]
         ei, _ = lens_evidence(maps, fits, i, j, scale, mm, config)
         ej, _ = lens_evidence(maps, fits, j, i, scale, mm, config)
         frame = None  # +1: i above j
-        diff = ei - ej
+        # the rim map's lens and the judge's look at the lens at full resolution: two readings of one occlusion
+        diff = ei - ej + config.judge_weight * float(logit)
         rim_diff = diff  # the outline's reading alone: only it may overrule history (heights are read coarsely)
         if config.height_weight > 0 and a.seed_id is None and b.seed_id is None:
             # Heights are read coarsely: they help a pair seen for the first time, never against what history knows
