@@ -1,6 +1,6 @@
 """Train the stacking judge of `vision.pairjudge` from scratch on the randomized synthetic world.
 
-    .venv/bin/python -m vision.pair_training --out vision/models/pairjudge.onnx [--cache DIR]
+    .venv/bin/python -m vision.pair_training [--out vision/models/pairjudge.onnx] [--cache DIR]
 
 Frames are the training frames of `vision.facemap_training` (training families and the classic look,
 `WORLD_TRAINING_SEEDS` only; `--cache` shares its rendered frames); validation frames come from the tuning seeds.
@@ -8,7 +8,8 @@ Every pair of overlapping disks in a frame is one example, asked both ways round
 circle is where its top face appears in the rectified frame (its height's parallax included), then jittered by
 about the eye's own centre error, so the judge learns from circles as the eye measures them. Patches get strong
 photometric augmentation (channel order and gains, inversion, gamma, blur, noise) and mirror images: the look of a
-table must not matter, the geometry of the lens must. Needs the `train` extra (torch, onnx); a few minutes on a CPU.
+table must not matter, the geometry of the lens must. Needs the `train` extra (torch, onnx). On two CPU cores: about
+25 minutes to render the 2400 frames (shared with `vision.facemap_training` through `--cache`), 12 to train.
 """
 
 from __future__ import annotations
@@ -208,9 +209,9 @@ def export_onnx(net, path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="vision/models/pairjudge.onnx")
-    p.add_argument("--frames", type=int, default=900, help="training frames rendered")
+    p.add_argument("--frames", type=int, default=2400, help="training frames rendered")
     p.add_argument("--valid-frames", type=int, default=24)
-    p.add_argument("--steps", type=int, default=4000)
+    p.add_argument("--steps", type=int, default=8000)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--workers", type=int, default=2, help="processes rendering frames")
     p.add_argument("--families", default=None, help="comma-separated training families (default: all of them)")

@@ -244,10 +244,14 @@ def order_stacks(maps: FaceMaps, fits: Sequence[DiskFit], scale: float, px_per_m
             else:
                 decided.append(PairEvidence(up, lo, 0.9, "history", False))
     judged = np.zeros(len(pairs))
-    if image is not None and config.judge_weight > 0 and pairs:
+    # the judge learned pairs that lie on one another; two disks in base contact, measured a px or so into each
+    # other, are no question for it (their shallow lens is left to the rim, which reads nothing there)
+    deep = [k for k, (i, j) in enumerate(pairs) if fits[i].r_px + fits[j].r_px - math.hypot(
+        fits[i].cx - fits[j].cx, fits[i].cy - fits[j].cy) >= config.touch_depth_mm * px_per_mm_]
+    if image is not None and config.judge_weight > 0 and deep:
         circle = lambda f: Circle(f.cx / px_per_mm_, f.cy / px_per_mm_, f.r_px / px_per_mm_)  # noqa: E731
-        judged = judge_pairs(image, [(circle(fits[i]), circle(fits[j])) for i, j in pairs], px_per_mm_,
-                             config.judge_model)
+        judged[deep] = judge_pairs(image, [(circle(fits[pairs[k][0]]), circle(fits[pairs[k][1]])) for k in deep],
+                                   px_per_mm_, config.judge_model)
     for (i, j), logit in zip(pairs, judged):
         a, b = fits[i], fits[j]
         ei, _ = lens_evidence(maps, fits, i, j, scale, mm, config)
