@@ -89,7 +89,8 @@ def test_gate_stacking_order(gate_results):
                     za, zb = scene.disk(m[a.id][0]).z, scene.disk(m[b.id][0]).z
                     ok += int((za - zb) * (a.z - b.z) > 0)
     assert n >= 3
-    assert ok / n >= 0.75, f"order {ok}/{n}"  # measured 83.3 % from single frames (history does better)
+    # measured 23 of 23 from single frames with the pair judge (without it 83.3 %)
+    assert ok / n >= 0.9, f"order {ok}/{n}"
 
 
 @pytest.fixture(scope="module")
@@ -118,10 +119,8 @@ def test_gate_live_table_keeps_few_false_disks_on_game_clips(live_on_gate_clips)
     assert (live["detections"] - live["false"]) / live["detections"] >= 0.96
 
 
-@pytest.mark.xfail(strict=True, reason="a known regression of the three-map eye: through the live table on the "
-                   "classic look's gate clips it orders 22 of 29 pairs right (the two-map eye kept >= 95 %), see "
-                   "benchmarks/results/vision.md")
 def test_gate_live_table_keeps_the_stacking_order_on_game_clips(live_on_gate_clips):
+    # regression: without the pair judge the three-map eye ordered 22 of 29 pairs right here
     live = live_on_gate_clips
     assert live["order_ok"] / max(live["order_n"], 1) >= 0.95
 
