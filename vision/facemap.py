@@ -19,22 +19,18 @@ on these maps, so it does not depend on how the disks, the cloth or the light lo
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
-import onnxruntime as ort
 
 from tablesight.errors import InputError
+from vision.runtime import session
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "facemap.onnx"
 STRIDE = 2          # output px per rectified px
 _ALIGN = 16         # the network's total stride: inputs are padded to a multiple of it
-
-_lock = threading.Lock()
-_sessions: dict[tuple[str, int], ort.InferenceSession] = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,30 +62,6 @@ class FaceMaps:
         return (np.asarray(uv, np.float64) + 0.5) * STRIDE - 0.5
 
 
-def _session(path: Path) -> ort.InferenceSession:
-    """The network of `path` in ONNX Runtime (read once per file and thread count; a session may be run from
-    several threads at once). It runs on as many threads as OpenCV is set to use: `cv2.setNumThreads(1)` keeps the
-    whole eye on one core."""
-    threads = max(1, cv2.getNumThreads())
-    key = (str(path), threads)
-    sess = _sessions.get(key)
-    if sess is None:
-        with _lock:
-            if not path.is_file():
-                raise InputError(f"the eye's model file is missing: {path} (retrain it with "
-                                 "'python -m vision.facemap_training')")
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3  # errors only: the runtime's notices are not the player's business
-            try:
-                sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-            except Exception as exc:  # the runtime raises its own exception types for unreadable files
-                raise InputError(f"the eye's model file {path} cannot be read: {str(exc).strip()[:200]}") from None
-            _sessions[key] = sess
-    return sess
-
-
 def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMaps:
     """The face, rim and height maps of a rectified BGR image (1 px/mm)."""
     if rect.ndim != 3 or rect.shape[2] != 3 or rect.dtype != np.uint8:
@@ -97,7 +69,7 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMap
     h, w = rect.shape[:2]
     ph, pw = -(-h // _ALIGN) * _ALIGN, -(-w // _ALIGN) * _ALIGN
     img = rect if (ph, pw) == (h, w) else cv2.copyMakeBorder(rect, 0, ph - h, 0, pw - w, cv2.BORDER_REFLECT)
-    sess = _session(Path(model_path) if model_path is not None else MODEL_PATH)
+    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "model", "vision.facemap_training")
     blob = np.ascontiguousarray(img.transpose(2, 0, 1)[None], np.float32)  # (1, 3, H, W), BGR as is, 0..255
     out = sess.run(None, {sess.get_inputs()[0].name: blob})[0]
     if out.ndim != 4 or out.shape[1] != 3:

@@ -15,23 +15,19 @@ families of the randomized world only; it runs on ONNX Runtime, a few millisecon
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 import cv2
 import numpy as np
-import onnxruntime as ort
 
 from tablesight.errors import InputError
+from vision.runtime import session
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "pairjudge.onnx"
 PATCH = 64          # patch side, px at 1 px/mm
 DIST_CLIP_MM = 4.0  # the circles' signed-distance channels saturate at this distance
-
-_lock = threading.Lock()
-_sessions: dict[tuple[str, int], ort.InferenceSession] = {}
 
 
 @dataclass(frozen=True)
@@ -90,28 +86,6 @@ def pair_patch(image: np.ndarray, a: Circle, b: Circle, px_per_mm: float = 1.0) 
     return out
 
 
-def _session(path: Path) -> ort.InferenceSession:
-    threads = max(1, cv2.getNumThreads())
-    key = (str(path), threads)
-    sess = _sessions.get(key)
-    if sess is None:
-        with _lock:
-            if not path.is_file():
-                raise InputError(f"the eye's pair model file is missing: {path} (retrain it with "
-                                 "'python -m vision.pair_training')")
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            try:
-                sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-            except Exception as exc:  # the runtime raises its own exception types for unreadable files
-                raise InputError(f"the eye's pair model file {path} cannot be read: {str(exc).strip()[:200]}") \
-                    from None
-            _sessions[key] = sess
-    return sess
-
-
 def judge_pairs(image: np.ndarray, pairs: Sequence[tuple[Circle, Circle]], px_per_mm: float = 1.0,
                 model_path: Path | str | None = None) -> np.ndarray:
     """For each (A, B): the logit that A lies on B, antisymmetric in A and B. `image`: BGR uint8, `px_per_mm`
@@ -122,7 +96,7 @@ def judge_pairs(image: np.ndarray, pairs: Sequence[tuple[Circle, Circle]], px_pe
         raise InputError(f"judge_pairs: expected a BGR uint8 image, got {image.dtype} {image.shape}")
     x = np.stack([pair_patch(image, a, b, px_per_mm) for a, b in pairs]
                  + [pair_patch(image, b, a, px_per_mm) for a, b in pairs])
-    sess = _session(Path(model_path) if model_path is not None else MODEL_PATH)
+    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "pair model", "vision.pair_training")
     out = np.asarray(sess.run(None, {sess.get_inputs()[0].name: x})[0], np.float64).reshape(-1)
     n = len(pairs)
     return 0.5 * (out[:n] - out[n:])
