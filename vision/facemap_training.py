@@ -364,19 +364,26 @@ def export_onnx(net, path: Path) -> None:
                       dynamic_axes={"bgr": {2: "h", 3: "w"}, "maps": {2: "h2", 3: "w2"}}, dynamo=False)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default="vision/models/facemap.onnx")
-    p.add_argument("--frames", type=int, default=900, help="training frames rendered")
+def training_arguments(doc: str, out: str, frames: int, steps: int, batch: int) -> argparse.ArgumentParser:
+    """The command line every trainer of the eye shares (rendered training frames, steps, cache), with its own
+    defaults."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--out", default=out)
+    p.add_argument("--frames", type=int, default=frames, help="training frames rendered")
     p.add_argument("--valid-frames", type=int, default=24)
-    p.add_argument("--steps", type=int, default=6000)
-    p.add_argument("--batch", type=int, default=12)
+    p.add_argument("--steps", type=int, default=steps)
+    p.add_argument("--batch", type=int, default=batch)
     p.add_argument("--workers", type=int, default=2, help="processes rendering frames")
     p.add_argument("--families", default=None, help="comma-separated training families (default: all of them)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", type=Path, help="keep rendered frames here and reuse them (a folder)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = training_arguments(__doc__, "vision/models/facemap.onnx", 900, 6000, 12)
     p.add_argument("--stacked-share", type=float, default=0.0,
                    help="share of the disk-centred crops centred on a disk lying on another (default 0: any disk)")
-    p.add_argument("--cache", type=Path, help="keep rendered frames here and reuse them (a folder)")
     args = p.parse_args(argv)
     if not 0.0 <= args.stacked_share <= 1.0:
         print("facemap_training: --stacked-share must be within 0..1", file=sys.stderr)

@@ -14,7 +14,6 @@ table must not matter, the geometry of the lens must. Needs the `train` extra (t
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -207,20 +206,11 @@ def export_onnx(net, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default="vision/models/pairjudge.onnx")
-    p.add_argument("--frames", type=int, default=2400, help="training frames rendered")
-    p.add_argument("--valid-frames", type=int, default=24)
-    p.add_argument("--steps", type=int, default=8000)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--workers", type=int, default=2, help="processes rendering frames")
-    p.add_argument("--families", default=None, help="comma-separated training families (default: all of them)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cache", type=Path, help="keep rendered frames here and reuse them (a folder)")
-    args = p.parse_args(argv)
+    from vision.facemap_training import families_to_train, training_arguments, training_jobs
+
+    args = training_arguments(__doc__, "vision/models/pairjudge.onnx", 2400, 8000, 64).parse_args(argv)
     import torch
 
-    from vision.facemap_training import families_to_train, training_jobs
     from vision.synth import seeds
 
     try:
