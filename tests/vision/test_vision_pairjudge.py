@@ -114,3 +114,14 @@ def test_a_few_training_steps_export_a_judge_that_runs(tmp_path):
     net = train(ex, ex, steps=3, batch_size=4, seed=int(rng.integers(100)), log_every=3)
     export_onnx(net, tmp_path / "judge.onnx")
     assert judge_pairs(img, [(_circle(upper), _circle(lower))], model_path=tmp_path / "judge.onnx").shape == (1,)
+
+
+def test_detection_without_the_judge_file_is_one_clear_line(tmp_path, monkeypatch):
+    import vision.pairjudge as pairjudge
+    from vision.detect import detect_frame
+    from vision.synth.drawn import identity_calibration
+
+    img = draw_table([DrawnDisk(300, 300, "medium", 0, "red"), DrawnDisk(335, 310, "small", 1, "blue")], 2)
+    monkeypatch.setattr(pairjudge, "MODEL_PATH", tmp_path / "gone.onnx")
+    with pytest.raises(InputError, match="pair model file is missing"):
+        detect_frame(img, identity_calibration())
