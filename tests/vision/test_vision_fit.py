@@ -257,6 +257,23 @@ def test_two_faces_at_one_height_a_mm_into_each_other_stay_in_contact():
     assert order.touching and not order.uncertain_pairs
 
 
+def test_disks_in_base_contact_whose_faces_read_at_two_heights_are_not_a_stack():
+    # regression: two disks a mm into each other whose frame seemed to say which lay higher (here the height map
+    # puts one a level up) were stacked, and the rules reported a pin; most false pins on the tuning seeds were
+    # disks in base contact. So shallow a lens is noise: unless history saw them stacked, they are in contact.
+    a, b = (250.0, 250.0, 32.0), (313.0, 250.0, 32.0)
+    both = _with_heights(both_whole(a, b), [(a, 0.0), (b, 0.5)])
+    order = order_stacks(both, locate(both), SCALE, 1.0)
+    assert order.touching and order.z == (0, 0)
+    # the same reading where they overlap deeply is a stack, the higher face on top
+    c = (300.0, 250.0, 32.0)
+    deep = _with_heights(both_whole(a, c), [(a, 0.0), (c, 0.5)])
+    fits = locate(deep)
+    order = order_stacks(deep, fits, SCALE, 1.0)
+    upper = max(range(2), key=lambda k: fits[k].cx)
+    assert not order.touching and order.z[upper] == 1 and order.z[1 - upper] == 0
+
+
 def test_new_circles_are_judged_by_the_verdict_and_history_by_its_own_rule():
     maps = draw_maps([(150.0, 150.0, 32.0)])
     h, w = maps.shape
