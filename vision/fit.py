@@ -127,6 +127,11 @@ class RimReading:
     peak: np.ndarray     # (M, K)
     angles: np.ndarray   # (K,)
 
+    def row(self, k: int) -> "RimReading":
+        """Circle k alone."""
+        return RimReading(u=self.u[k:k + 1], v=self.v[k:k + 1], r=self.r[k:k + 1], offset=self.offset[k:k + 1],
+                          peak=self.peak[k:k + 1], angles=self.angles)
+
 
 def read_rims(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r: np.ndarray, angles: np.ndarray, reach: float,
               step: float = 0.5) -> RimReading:
@@ -227,15 +232,15 @@ def _judge(reading: RimReading, k: int, done: Sequence[Accepted], cfg: DetectorC
     u, v, r = reading.u[k], reading.v[k], reading.r[k]
     ca, sa = np.cos(reading.angles), np.sin(reading.angles)
     shown = (reading.peak[k] >= cfg.rim_level) & (np.abs(reading.offset[k]) <= tol)
-    px, py = u + (r + reading.offset[k]) * ca, v + (r + reading.offset[k]) * sa
-    cx, cy = u + r * ca, v + r * sa
     explained = np.zeros(len(ca), bool)
     covered = np.zeros(len(ca), bool)
-    for a in done:
-        if math.hypot(a.u - u, a.v - v) > a.r + r + explain + 1:
-            continue
-        explained |= np.abs(np.hypot(px - a.u, py - a.v) - a.r) <= explain
-        covered |= np.hypot(cx - a.u, cy - a.v) < a.r - explain
+    near = [a for a in done if math.hypot(a.u - u, a.v - v) <= a.r + r + explain + 1]
+    if near:
+        au, av, ar = (np.array([getattr(a, f) for a in near])[:, None] for f in ("u", "v", "r"))
+        px, py = u + (r + reading.offset[k]) * ca, v + (r + reading.offset[k]) * sa
+        cx, cy = u + r * ca, v + r * sa
+        explained = (np.abs(np.hypot(px - au, py - av) - ar) <= explain).any(0)
+        covered = (np.hypot(cx - au, cy - av) < ar - explain).any(0)
     return shown, explained, covered
 
 
@@ -297,13 +302,24 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
     order = [i for i in np.argsort(-base) if eligible[i]]
     done: list[Accepted] = []
     taken = np.zeros(len(cand), bool)
+    # A circle judged and left is judged again in a later pass only if an accepted disk has come near it since:
+    # its judgement reads nothing farther than its fits may move (`fit_passes` reaches) plus both radii.
+    within = (cfg.fit_passes * cfg.profile_reach_mm + cfg.radius_freedom_mm + cfg.explain_mm) * mm + 2.0
+    left: dict[int, tuple[int, tuple | None]] = {}   # candidate -> (accepted disks near it then, what was logged)
+    centres = np.zeros((len(cand), 3))                # the accepted disks' u, v, r, in acceptance order
     for _ in range(4):
         added = False
         for i in order:
             if taken[i]:
                 continue
-            one = RimReading(u=reading.u[i:i + 1], v=reading.v[i:i + 1], r=reading.r[i:i + 1],
-                             offset=reading.offset[i:i + 1], peak=reading.peak[i:i + 1], angles=reading.angles)
+            near = int((np.hypot(centres[:len(done), 0] - cand.u[i], centres[:len(done), 1] - cand.v[i])
+                        <= centres[:len(done), 2] + r_class[i] + within).sum())
+            if i in left and left[i][0] == near:
+                if log is not None and left[i][1] is not None:
+                    log(*left[i][1])
+                continue
+            left[i] = (near, None)
+            one = reading.row(i)
             if _is_copy(done, float(one.u[0]), float(one.v[0]), float(r_class[i]), cfg):
                 taken[i] = True
                 continue
@@ -317,11 +333,11 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 # two readings of the same circle: without the rays accepted disks explain or cover (it lies under
                 # them there), or without the explained ones only (it lies on them: its outline runs over their
                 # faces); the verdict keeps the one that looks more like a disk
-                readings = []
-                for excl in ((explained | covered), explained) if covered.any() else ((explained | covered),):
-                    alt = fit_circles(maps.rim, cand.u[i:i + 1], cand.v[i:i + 1], r_class[i:i + 1], cfg, mm,
-                                      exclude=excl[None, :])
-                    readings.append((alt, _judge(alt, 0, done, cfg, mm)))
+                excl = np.stack([explained | covered, explained] if covered.any() else [explained | covered])
+                n = len(excl)
+                alts = fit_circles(maps.rim, np.repeat(cand.u[i], n), np.repeat(cand.v[i], n),
+                                   np.repeat(r_class[i], n), cfg, mm, exclude=excl)
+                readings = [(alts.row(j), _judge(alts, j, done, cfg, mm)) for j in range(n)]
             judged = []
             for alt, rays in readings:
                 alt_ev = circle_evidence(maps, alt, *rays, float(r_class[i]), mm)
@@ -338,8 +354,10 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 ok = ev.rim_own >= need_rim and prob >= cfg.accept_probability
                 if log is not None:
                     log(ev, u, v, float(r_class[i]), ok)
+                    left[i] = (near, (ev, u, v, float(r_class[i]), ok))
             if ok:
                 resid = float(np.sqrt(np.mean(one.offset[0][shown] ** 2))) if shown.any() else 0.0
+                centres[len(done)] = (u, v, r)
                 done.append(Accepted(index=int(i), u=u, v=v, r=r, r_class=float(r_class[i]),
                                      rim_fraction=ev.rim_all, open_consistency=ev.open_consistency,
                                      face=float(face[i]), residual=resid, shown=shown, probability=prob))
