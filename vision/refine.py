@@ -52,6 +52,17 @@ def _profiles(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, an
     return np.sqrt((d * d).sum(-1)).reshape(M, K, T - 2)
 
 
+def _masked_median(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per row m, the median over axis 1 of a[m] where mask[m] (a: (M, K) or (M, K, D); mask: (M, K)); rows with
+    nothing masked in give inf or nan."""
+    m = mask if a.ndim == 2 else mask[..., None]
+    s = np.sort(np.where(m, a, np.inf), axis=1)
+    n = mask.sum(1)
+    lo, hi = (np.maximum(n - 1, 0) // 2), n // 2
+    pick = lambda i: np.take_along_axis(s, (i if a.ndim == 2 else i[:, None])[:, None, ...], 1)[:, 0]  # noqa: E731
+    return (pick(lo) + pick(np.minimum(hi, a.shape[1] - 1))) / 2
+
+
 def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, usable: np.ndarray,
                   cfg: AlignConfig = DEFAULT_ALIGN) -> tuple[np.ndarray, np.ndarray]:
     """Refined centres (rectified px, 1 px/mm) of circles (cx, cy, r) from their rays `usable` (M, K); the
@@ -72,8 +83,8 @@ def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray
     for _ in range(cfg.passes):
         g = _profiles(img, cx, cy, r, ang, rho)                    # (M, K, D)
         band = g[:, :, n_sh:n_sh + nc]
-        t = np.stack([np.median(band[m][usable[m]], axis=0) if usable[m].sum() >= cfg.min_rays
-                      else band[m].mean(0) for m in range(M)])    # the disk's own profile
+        enough = usable.sum(1) >= cfg.min_rays
+        t = np.where(enough[:, None], _masked_median(band, usable), band.mean(1))   # the disk's own profile
         t = t - t.mean(1, keepdims=True)
         t /= np.linalg.norm(t, axis=1, keepdims=True) + 1e-6
         win = np.lib.stride_tricks.sliding_window_view(g, nc, axis=2)[:, :, :S]   # (M, K, S, nc)
@@ -98,7 +109,7 @@ def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray
             dx = np.where(good, (a22 * b1 - a12 * b2) / safe, 0.0)
             dy = np.where(good, (a11 * b2 - a12 * b1) / safe, 0.0)
             res = np.abs(off - (ca[None, :] * dx[:, None] + sa[None, :] * dy[:, None]))
-            med = np.array([np.median(res[m][w[m] > 0]) if w[m].any() else 0.0 for m in range(M)])
+            med = np.where((w > 0).any(1), _masked_median(res, w > 0), 0.0)
             w = w * (res <= np.maximum(0.5, 2.5 * med)[:, None])
         cx += np.clip(dx, -cfg.reach_px, cfg.reach_px)
         cy += np.clip(dy, -cfg.reach_px, cfg.reach_px)
