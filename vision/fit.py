@@ -13,7 +13,8 @@
    (measured without the rays they explain or cover) and as lying on them (its outline running over their faces
    counts); the verdict keeps the likelier reading. Disks of the previous scene (history) need only
    `min_rim_history` of their own outline and the open part of it `open_consistency_history` shown. Passes repeat until nothing more
-   is accepted (a lower disk is judged once the upper one explains its hidden arc).
+   is accepted (a lower disk is judged once the upper one explains its hidden arc); a circle is judged again only
+   when a disk accepted since lies near enough to change what it reads.
 3. The accepted centres are refined on the full-resolution image (`vision.refine`), from the rays that show each
    disk's own outline with no other disk along or over it.
 
