@@ -293,3 +293,26 @@ def test_new_circles_are_judged_by_the_verdict_and_history_by_its_own_rule():
     seed = Seed(150.0, 150.0, 1, "d7", 0)
     kept = run(0.0, seeds=(seed,))
     assert [f.seed_id for f in kept] == ["d7"]
+
+
+def test_a_circle_left_is_not_judged_again_until_a_disk_is_accepted_near_it():
+    # a large disk the verdict takes, a medium one far off that it leaves; the large one's acceptance sends the
+    # eye round again, and the medium circle, with nothing new near it, keeps its judgement (logged again, not
+    # measured again); a lower disk next to an accepted upper one is still judged again and found
+    maps = draw_maps([(150.0, 150.0, 44.5), (450.0, 450.0, 32.0)])
+    h, w = maps.shape
+    rect = np.full((h * 2, w * 2, 3), 90, np.uint8)
+    asked, logged = [], []
+
+    def verdict(ev):
+        asked.append(ev.radius_mm)
+        return 0.9 if ev.radius_mm > 40 else 0.1
+
+    fits = locate_in_maps(maps, rect, list(RADII_MM), SCALE, MM, (), DEFAULT_CONFIG, None, None, verdict,
+                          lambda ev, u, v, r, ok: logged.append((round(u), round(v), r, ok)))
+    assert [f.size for f in fits] == ["large"]
+    medium = [k for k in logged if k[2] == pytest.approx(32.0 * MM) and not k[3]]
+    assert len(medium) >= 2 and len(set(medium)) == 1       # the same judgement in each pass
+    assert asked.count(32.0) < len(medium)                   # ... measured once
+    stack = draw_maps([(200.0, 200.0, 32.0), (235.0, 200.0, 32.0)])
+    assert sorted(f.cx for f in locate(stack)) == pytest.approx([200.0, 235.0], abs=0.5)
