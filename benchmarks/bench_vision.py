@@ -6,7 +6,8 @@
 
 Speed (OpenCV and numpy's BLAS on one thread, exact calibration from the camera truth, 1080p):
 - per-frame processing of `detect_frame` on `standard` tables with 40 disks, against the plain HoughCircles
-  baseline (`vision.baseline:detect`) on the same frames: CPU and wall milliseconds, median and p95;
+  baseline (`vision.baseline:detect`) on the same frames: CPU and wall milliseconds, median and p95, and the
+  share of it that rectification and the face network take;
 - the still-table fast path: one `LiveTable.process` call on an unchanged frame after a commit (small rectified
   copy + motion gate, no detection);
 - the live table over every frame of game-like clips (`--live-seeds`, `--live-disks` disks on the table): per-frame
@@ -57,6 +58,7 @@ def _pct(vals, q):
 def speed(seeds, disks: int, log) -> dict:
     from vision.baseline import detect as baseline_detect
     from vision.detect import detect_frame
+    from vision.facemap import face_maps
     from vision.live import LiveTable, PipelineConfig
     from vision.motion import MotionConfig
     from vision.synth.render import render_frame
@@ -66,7 +68,7 @@ def speed(seeds, disks: int, log) -> dict:
     from vision.synth.writer import folder_camera
 
     tier = replace(TIERS["standard"], name="standard", disks=(disks, disks), hand_probability=0.0)
-    cpu, wall, base_cpu, base_wall, fast, counts, rect_ms = [], [], [], [], [], [], []
+    cpu, wall, base_cpu, base_wall, fast, counts, rect_ms, net_ms = [], [], [], [], [], [], [], []
     for seed in seeds:
         cam = folder_camera(seed, "standard", "1080p")
         cal = truth_calibration(cam)
@@ -85,8 +87,11 @@ def speed(seeds, disks: int, log) -> dict:
                 base_cpu.append((time.process_time() - t) * 1000)
                 base_wall.append((time.perf_counter() - w) * 1000)
                 t = time.process_time()
-                cal.rectify(img)
+                rect = cal.rectify(img)
                 rect_ms.append((time.process_time() - t) * 1000)
+                t = time.process_time()
+                face_maps(rect)
+                net_ms.append((time.process_time() - t) * 1000)
             counts.append(len(setup.disks))
             # Still table: commit once, then time the unchanged frames.
             table = LiveTable(None, cal, PipelineConfig(motion=MotionConfig(still_s=0.2)))
@@ -99,7 +104,8 @@ def speed(seeds, disks: int, log) -> dict:
             log(f"speed seed {seed} frame {frame}: {len(setup.disks)} disks, {len(scene.disks)} found, "
                 f"detect {np.median(cpu[-3:]):.1f} ms CPU, baseline {np.median(base_cpu[-3:]):.1f} ms CPU")
     return {"frames": len(counts), "disks": counts, "cpu": cpu, "wall": wall, "base_cpu": base_cpu,
-            "base_wall": base_wall, "fast": fast, "rectify": rect_ms}
+            "base_wall": base_wall, "fast": fast, "rectify": rect_ms,
+            "network": net_ms}
 
 
 def live(seeds, tier: str, log, disks_per_table: int | None = None) -> dict:
@@ -250,6 +256,8 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   f"{_pct(sp['base_wall'], 95):.1f} |",
                   f"| of which rectification (calibration.rectify), CPU | {np.median(sp['rectify']):.1f} | "
                   f"{_pct(sp['rectify'], 95):.1f} |",
+                  f"| of which the face network (vision.facemap.face_maps), CPU | {np.median(sp['network']):.1f} | "
+                  f"{_pct(sp['network'], 95):.1f} |",
                   f"| still-table fast path (LiveTable.process, unchanged frame), CPU | {np.median(sp['fast']):.2f} | "
                   f"{_pct(sp['fast'], 95):.2f} |", "",
                   "Ratio detect_frame / baseline (CPU medians): "
