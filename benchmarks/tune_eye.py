@@ -4,9 +4,9 @@
                                             [--accept-probability P] [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx]
 
-Frames of ten training families of the randomized world (`WORLD_TUNING_SEEDS`) and of the classic look
-(`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible, precision, centre error,
-stacking order, pins), then one line per family with `--per-family`. `--height-weight`, `--judge-weight` and
+Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
+of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
+precision, centre error, stacking order, pins), then one line per family with `--per-family`. `--height-weight`, `--judge-weight` and
 `--accept-probability` override `StackingConfig.height_weight`, `StackingConfig.judge_weight` and
 `DetectorConfig.accept_probability`, so a setting's choice can be rerun; `--model` and `--verdict` run a retrained
 network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge.
@@ -25,7 +25,7 @@ from eval_vision import Tally, metrics, score_frame  # noqa: E402
 
 FAMILIES = ("photo-thin-felt", "paint-wide-printed", "shapes-none-wood", "flat-wide-black", "photo-none-black",
             "paint-thin-wood", "shapes-wide-felt", "flat-none-printed", "photo-wide-wood", "paint-none-black",
-            "classic")
+            "shapes-thin-scatter", "photo-none-scatter", "classic")
 
 
 def tuning_frames(count: int):

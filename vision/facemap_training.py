@@ -304,13 +304,44 @@ def _augment(x: np.ndarray, face: np.ndarray, rng: np.random.Generator) -> np.nd
     return x
 
 
+def _crops(samples: list[FaceTruth], seed: int, batch: int, stacked_share: float, workers: int):
+    """Augmented training batches, endlessly: made here, or by `workers` processes at once (a GPU trains faster
+    than one core crops and augments). Each maker draws from its own generator, seeded by `seed` and its number."""
+    import torch
+    from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+    class Crops(IterableDataset):
+        def __iter__(self):
+            info = get_worker_info()
+            rng = np.random.default_rng([seed, 0 if info is None else info.id])
+            while True:
+                x, f, r, h = _batch(samples, rng, batch, stacked_share)
+                yield _augment(x, f, rng), f, r, h
+
+    if workers == 0:
+        yield from iter(Crops())
+        return
+    import cv2
+
+    cv2.setNumThreads(1)  # a process forked while OpenCV's thread pool runs would wait on threads it has not got
+
+    def one_thread(_: int) -> None:   # each maker on its own core
+        import cv2
+
+        torch.set_num_threads(1)
+        cv2.setNumThreads(1)
+
+    loader = DataLoader(Crops(), batch_size=None, num_workers=workers, prefetch_factor=4, worker_init_fn=one_thread)
+    for x, f, r, h in loader:
+        yield x.numpy(), f.numpy(), r.numpy(), h.numpy()
+
+
 def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: int, seed: int, log_every: int = 100,
-          stacked_share: float = 0.0):
+          stacked_share: float = 0.0, loader_workers: int = 0):
     import torch
     import torch.nn.functional as F
 
     torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     net = build_network().to(dev)
     opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
@@ -320,10 +351,10 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
     vx, vf, vr, vh = _batch(valid, vrng, 32)
     vx_t = torch.from_numpy(vx).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
     t0 = time.time()
+    crops = _crops(samples, seed, batch, stacked_share, loader_workers)
     for step in range(steps):
         net.train()
-        x, f, r, h = _batch(samples, rng, batch, stacked_share)
-        x = _augment(x, f, rng)
+        x, f, r, h = next(crops)
         xt = torch.from_numpy(x).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
         ft, rt, ht = torch.from_numpy(f).to(dev), torch.from_numpy(r).to(dev), torch.from_numpy(h).to(dev)
         out = net(xt)
@@ -384,7 +415,12 @@ def main(argv: list[str] | None = None) -> int:
     p = training_arguments(__doc__, "vision/models/facemap.onnx", 900, 6000, 12)
     p.add_argument("--stacked-share", type=float, default=0.0,
                    help="share of the disk-centred crops centred on a disk lying on another (default 0: any disk)")
+    p.add_argument("--loader-workers", type=int, default=0,
+                   help="processes making augmented batches (0: the training process itself)")
     args = p.parse_args(argv)
+    if args.loader_workers < 0:
+        print("facemap_training: --loader-workers must be >= 0", file=sys.stderr)
+        return 2
     if not 0.0 <= args.stacked_share <= 1.0:
         print("facemap_training: --stacked-share must be within 0..1", file=sys.stderr)
         return 2
@@ -401,7 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     valid = render_samples(training_jobs(families, args.valid_frames, seeds.WORLD_TUNING_SEEDS), args.workers,
                            args.cache)
     print(f"training {args.steps} steps of {args.batch} crops of {CROP} px ...", flush=True)
-    net = train(samples, valid, args.steps, args.batch, args.seed, stacked_share=args.stacked_share)
+    net = train(samples, valid, args.steps, args.batch, args.seed, stacked_share=args.stacked_share,
+                loader_workers=args.loader_workers)
     export_onnx(net, Path(args.out))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KiB)")
     return 0

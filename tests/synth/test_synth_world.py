@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tablesight.errors import InputError
-from vision.synth.world import (FAMILIES, HELD_OUT_ART, HELD_OUT_CLOTH, HELD_OUT_FAMILIES, TRAINING_FAMILIES,
-                                Family, world_table)
+from vision.synth.world import (CLOTH_KINDS, FAMILIES, HELD_OUT_ART, HELD_OUT_CLOTH, HELD_OUT_FAMILIES,
+                                TRAINING_FAMILIES, Family, world_table)
 
 
 def test_no_training_family_uses_a_held_out_factor():
@@ -24,7 +24,7 @@ def test_every_factor_value_of_the_training_space_is_trained_on():
     arts = {FAMILIES[n].art for n in TRAINING_FAMILIES}
     cloths = {FAMILIES[n].cloth for n in TRAINING_FAMILIES}
     borders = {FAMILIES[n].border for n in TRAINING_FAMILIES}
-    assert len(arts) == 4 and len(cloths) == 4 and len(borders) == 3
+    assert len(arts) == 4 and len(cloths) == 5 and len(borders) == 3
 
 
 def test_a_family_is_validated_and_an_unknown_one_refused():
@@ -76,3 +76,25 @@ def test_the_hard_tier_is_harder_and_an_unknown_tier_refused():
     assert std.look.defocus_sigma_px <= 1.3
     with pytest.raises(InputError, match="tier"):
         world_table(3004, "photo-thin-felt", tier="brutal")
+
+
+@pytest.mark.parametrize("kind", sorted({k for kinds in CLOTH_KINDS.values() for k in kinds}))
+def test_every_cloth_kind_draws_a_textured_tile(kind):
+    from vision.synth.scenes import MatStyle
+    from vision.synth.world_art import mat_tile
+
+    tile = mat_tile(MatStyle(kind=kind, bgr=(60, 120, 90), scale=30.0, seed=5), 256)
+    assert tile.shape == (256, 256, 3) and np.isfinite(tile).all()
+    assert tile.min() >= 0 and tile.max() <= 255 and tile.std() > 1.0
+
+
+@pytest.mark.parametrize("kind", CLOTH_KINDS["scatter"])
+def test_scatter_cloths_repeat_without_a_seam(kind):
+    """The renderer samples a cloth tile with wrap-around: a seam would be a straight edge across the table."""
+    from vision.synth.scenes import MatStyle
+    from vision.synth.world_art import mat_tile
+
+    tile = mat_tile(MatStyle(kind=kind, bgr=(60, 120, 90), scale=30.0, seed=5), 256)
+    inside = np.abs(np.diff(tile, axis=0)).mean()
+    for seam in (np.abs(tile[0] - tile[-1]).mean(), np.abs(tile[:, 0] - tile[:, -1]).mean()):
+        assert seam < 3.0 * inside + 1.0

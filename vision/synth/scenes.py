@@ -60,7 +60,8 @@ class FaceStyle:
 
 @dataclass(frozen=True)
 class MatStyle:
-    """The cloth or mat of a randomized table: felt / grass / stone / wood / black / checks / hexes / tiles."""
+    """The cloth or mat of a randomized table: felt / grass / stone / wood / black / checks / hexes / tiles / dots /
+    cobbles / camo."""
 
     kind: str
     bgr: tuple[int, int, int]

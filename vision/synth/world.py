@@ -11,7 +11,9 @@ overlaps of any depth, contact) is `vision.synth.scenes.random_table`'s.
 
 Held out: whole factor values, not just combinations. No training family uses the `heraldic` art (text, stripes and
 quarters) nor the `patterned` cloths (checks, hexes, printed tiles); the held-out families use one or both. The
-classic look (`random_table` with the standard tier) is the family `classic`.
+`scatter` cloths (round spots, cobbles, camouflage blotches) teach that round and busy shapes on a cloth are no
+disks; they are none of the held-out kinds. The classic look (`random_table` with the standard tier) is the family
+`classic`.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from vision.synth.tiers import TierSettings, tier_settings
 
 ART_SOURCES = ("photo", "paint", "shapes", "flat", "heraldic")
 BORDERS = ("none", "thin", "wide")
-CLOTHS = ("felt", "printed", "wood", "black", "patterned")
+CLOTHS = ("felt", "printed", "wood", "black", "patterned", "scatter")
 # what each cloth factor may draw (the mat kinds of vision.synth.world_art)
 CLOTH_KINDS = {"felt": ("felt",), "printed": ("grass", "stone"), "wood": ("wood",), "black": ("black",),
-               "patterned": ("checks", "hexes", "tiles")}
+               "patterned": ("checks", "hexes", "tiles"), "scatter": ("dots", "cobbles", "camo")}
 HELD_OUT_ART = "heraldic"
 HELD_OUT_CLOTH = "patterned"
 
@@ -112,7 +114,8 @@ def _mat(family: Family, rng: np.random.Generator) -> MatStyle:
     else:
         bgr = _bright(rng, 25, 200)
     scale = {"felt": 6.0, "black": 6.0, "grass": 10.0, "stone": rng.uniform(25, 70), "wood": rng.uniform(60, 150),
-             "checks": rng.uniform(20, 60), "hexes": rng.uniform(20, 50), "tiles": rng.uniform(30, 80)}[kind]
+             "checks": rng.uniform(20, 60), "hexes": rng.uniform(20, 50), "tiles": rng.uniform(30, 80),
+             "dots": rng.uniform(15, 50), "cobbles": rng.uniform(20, 60), "camo": rng.uniform(20, 80)}[kind]
     return MatStyle(kind=kind, bgr=bgr, scale=float(scale), seed=int(rng.integers(1 << 30)))
 
 

@@ -184,6 +184,43 @@ def mat_tile(style: MatStyle, size: int = 1024) -> np.ndarray:
         u = np.abs(np.sin(xx / s) + np.sin((0.5 * xx + 0.866 * yy) / s) + np.sin((0.5 * xx - 0.866 * yy) / s))
         line = np.exp(-((u - 0.2) / 0.15) ** 2)
         img = base * (1 - 0.5 * line)[..., None] * (1.0 + 0.05 * smooth(1))[..., None]
+    elif style.kind == "dots":    # round spots of any size (flowers, rocks, polka print): circles that are no disk
+        img = base * (1.0 + 0.04 * smooth(1) + 0.04 * smooth(12))[..., None]
+        img = np.ascontiguousarray(img)
+        for _ in range(int(rng.integers(60, 260))):
+            x, y = rng.uniform(0, size, 2)
+            r = period * rng.uniform(0.03, 0.7) ** 2 * 1.2
+            col = tuple(float(v) for v in np.clip(base * rng.uniform(0.4, 1.7, 3), 0, 255))
+            thick = -1 if rng.random() < 0.6 else max(1, int(r * rng.uniform(0.1, 0.3)))
+            for dx in (-size, 0, size):      # drawn wrapped: the tile repeats without seams
+                for dy in (-size, 0, size):
+                    cv2.circle(img, (int(x + dx), int(y + dy)), max(1, int(r)), col, thick, cv2.LINE_AA)
+    elif style.kind == "cobbles":  # rounded stones of their own tones with dark joints (a periodic Voronoi)
+        n = int(rng.integers(40, 160))
+        q = 4    # the cells are found on a quarter-size grid, then scaled up: a tile per table must stay cheap
+        small = size // q
+        pts = rng.uniform(0, small, (n, 2)).astype(np.float32)
+        gy, gx = np.mgrid[0:small, 0:small].astype(np.float32)
+        d1 = np.full((small, small), np.inf, np.float32)
+        d2 = np.full((small, small), np.inf, np.float32)
+        owner = np.zeros((small, small), np.int32)
+        for j, (px, py) in enumerate(pts):
+            d = np.hypot(np.minimum(np.abs(gx - px), small - np.abs(gx - px)),
+                         np.minimum(np.abs(gy - py), small - np.abs(gy - py)))
+            closer = d < d1
+            d2 = np.where(closer, d1, np.minimum(d2, d))
+            owner = np.where(closer, j, owner)
+            d1 = np.where(closer, d, d1)
+        gap = cv2.resize((d2 - d1) * q, (size, size), interpolation=cv2.INTER_LINEAR)
+        owner = cv2.resize(owner.astype(np.float32), (size, size), interpolation=cv2.INTER_NEAREST).astype(np.int32)
+        tone = rng.uniform(0.7, 1.3, (n, 3)).astype(np.float32)
+        joint = np.clip(gap / rng.uniform(3.0, 10.0), 0.0, 1.0)
+        img = base * tone[owner] * (0.45 + 0.55 * np.sqrt(joint))[..., None] * (1.0 + 0.06 * smooth(1))[..., None]
+    elif style.kind == "camo":    # blotches of two or three colours with sharp edges
+        img = base * (1.0 + 0.04 * smooth(1))[..., None]
+        for _ in range(int(rng.integers(1, 3))):
+            m = np.clip((smooth(period / 3) - rng.uniform(0.0, 0.8)) * 6.0, 0.0, 1.0)[..., None]
+            img = img * (1 - m) + np.clip(base * rng.uniform(0.4, 1.7, 3), 0, 255) * m
     else:  # printed tiles: squares of slightly different tones with grout lines
         tone = rng.uniform(0.8, 1.2, (8, 8)).astype(np.float32)
         t = tone[(yy // period).astype(int) % 8, (xx // period).astype(int) % 8]
