@@ -57,3 +57,24 @@ def test_face_maps_must_match_in_shape():
     with pytest.raises(ValueError):
         FaceMaps(face=np.zeros((4, 4), np.float32), rim=np.zeros((4, 4), np.float32),
                  height=np.zeros((4, 5), np.float32))
+
+
+def test_batches_made_by_a_worker_process_are_the_ones_made_in_process():
+    """The trainer's batches may be made beside it (--loader-workers): the same seed gives the same crops, so a run
+    on a GPU machine and one on two cores train on the same data."""
+    pytest.importorskip("torch")
+    from vision.facemap_training import CROP, _crops
+    from vision.synth.facemaps import FaceTruth
+
+    rng = np.random.default_rng(1)
+    samples = [FaceTruth(rect=rng.integers(0, 255, (320, 320, 3), dtype=np.uint8),
+                         face=rng.integers(0, 255, (160, 160), dtype=np.uint8),
+                         rim=rng.integers(0, 255, (160, 160), dtype=np.uint8),
+                         height=rng.integers(0, 255, (160, 160), dtype=np.uint8)) for _ in range(2)]
+    here = next(_crops(samples, seed=7, batch=2, stacked_share=0.0, workers=0))
+    beside = next(_crops(samples, seed=7, batch=2, stacked_share=0.0, workers=1))
+    assert here[0].shape == (2, CROP, CROP, 3) and here[1].shape == (2, CROP // 2, CROP // 2)
+    for a, b in zip(here, beside):
+        assert np.allclose(a, b)
+    other = next(_crops(samples, seed=8, batch=2, stacked_share=0.0, workers=0))
+    assert not np.allclose(here[0], other[0])
