@@ -336,8 +336,20 @@ def _crops(samples: list[FaceTruth], seed: int, batch: int, stacked_share: float
         yield x.numpy(), f.numpy(), r.numpy(), h.numpy()
 
 
+def _host_crops(samples: list[FaceTruth], seed: int, batch: int, stacked_share: float, workers: int, dev: str):
+    """`_crops` as tensors on `dev`: x (n, 3, C, C) float 0-255 and the targets (n, C/2, C/2)."""
+    import torch
+
+    for x, f, r, h in _crops(samples, seed, batch, stacked_share, workers):
+        yield (torch.from_numpy(x).permute(0, 3, 1, 2).to(dev), torch.from_numpy(f).to(dev),
+               torch.from_numpy(r).to(dev), torch.from_numpy(h).to(dev))
+
+
 def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: int, seed: int, log_every: int = 100,
-          stacked_share: float = 0.0, loader_workers: int = 0):
+          stacked_share: float = 0.0, loader_workers: int = 0, crops_on_device: bool = False):
+    """The trained network (on the CPU, in eval mode). With `crops_on_device` the crops are cut and augmented by
+    torch on the training device (`vision.facemap_crops`; `samples` may then grow while training runs), else by
+    NumPy/OpenCV on the CPU (`loader_workers` processes)."""
     import torch
     import torch.nn.functional as F
 
@@ -351,13 +363,16 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
     vx, vf, vr, vh = _batch(valid, vrng, 32)
     vx_t = torch.from_numpy(vx).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
     t0 = time.time()
-    crops = _crops(samples, seed, batch, stacked_share, loader_workers)
+    if crops_on_device:
+        from vision.facemap_crops import DeviceCrops
+
+        crops = DeviceCrops(samples, dev, seed, batch, CROP, stacked_share)
+    else:
+        crops = _host_crops(samples, seed, batch, stacked_share, loader_workers, dev)
     for step in range(steps):
         net.train()
-        x, f, r, h = next(crops)
-        xt = torch.from_numpy(x).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
-        ft, rt, ht = torch.from_numpy(f).to(dev), torch.from_numpy(r).to(dev), torch.from_numpy(h).to(dev)
-        out = net(xt)
+        x, ft, rt, ht = next(crops)
+        out = net(x / 255.0 - 0.5)
         # height is taught on faces only: elsewhere it means nothing
         on_face = (ft > 0.5).float()
         loss = F.binary_cross_entropy_with_logits(out[:, 0], ft) + \
@@ -417,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="share of the disk-centred crops centred on a disk lying on another (default 0: any disk)")
     p.add_argument("--loader-workers", type=int, default=0,
                    help="processes making augmented batches (0: the training process itself)")
+    p.add_argument("--crops-on-device", action="store_true",
+                   help="cut and augment the crops with torch on the training device (a GPU, when torch sees one)")
     args = p.parse_args(argv)
     if args.loader_workers < 0:
         print("facemap_training: --loader-workers must be >= 0", file=sys.stderr)
@@ -438,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
                            args.cache)
     print(f"training {args.steps} steps of {args.batch} crops of {CROP} px ...", flush=True)
     net = train(samples, valid, args.steps, args.batch, args.seed, stacked_share=args.stacked_share,
-                loader_workers=args.loader_workers)
+                loader_workers=args.loader_workers, crops_on_device=args.crops_on_device)
     export_onnx(net, Path(args.out))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KiB)")
     return 0
