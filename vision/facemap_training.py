@@ -346,18 +346,23 @@ def _host_crops(samples: list[FaceTruth], seed: int, batch: int, stacked_share: 
 
 
 def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: int, seed: int, log_every: int = 100,
-          stacked_share: float = 0.0, loader_workers: int = 0, crops_on_device: bool = False):
+          stacked_share: float = 0.0, loader_workers: int = 0, crops_on_device: bool = False,
+          init: Path | None = None, max_lr: float = 3e-3):
     """The trained network (on the CPU, in eval mode). With `crops_on_device` the crops are cut and augmented by
     torch on the training device (`vision.facemap_crops`; `samples` may then grow while training runs), else by
-    NumPy/OpenCV on the CPU (`loader_workers` processes)."""
+    NumPy/OpenCV on the CPU (`loader_workers` processes). With `init` (an exported network) training goes on from
+    it instead of from scratch (`load_exported`)."""
     import torch
     import torch.nn.functional as F
 
     torch.manual_seed(seed)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
-    net = build_network().to(dev)
-    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps, pct_start=0.1)
+    net = build_network()
+    if init is not None:
+        load_exported(net, init)
+    net = net.to(dev)
+    opt = torch.optim.AdamW(net.parameters(), lr=max_lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr, total_steps=steps, pct_start=0.1)
     pos_w = torch.tensor(4.0, device=dev)
     vrng = np.random.default_rng(seed + 1)
     vx, vf, vr, vh = _batch(valid, vrng, 32)
@@ -371,6 +376,8 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
         crops = _host_crops(samples, seed, batch, stacked_share, loader_workers, dev)
     for step in range(steps):
         net.train()
+        if init is not None:
+            _freeze_norms(net)
         x, ft, rt, ht = next(crops)
         out = net(x / 255.0 - 0.5)
         # height is taught on faces only: elsewhere it means nothing
@@ -398,6 +405,51 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
                   f"rim precision {prec:.3f} recall {rec:.3f}  height level right {level_ok:.3f}  "
                   f"({time.time() - t0:.0f} s)", flush=True)
     return net.cpu().eval()
+
+
+def load_exported(net, path: Path) -> None:
+    """Set `net` (from `build_network`) to the network exported in `path`. The export folded each batch norm into
+    the convolution before it, so every batch norm becomes the identity (unit scale, zero mean, unit variance)
+    carrying that convolution's bias, and stays frozen while training goes on (`_freeze_norms`). ValueError when
+    the file is not a network of this layout."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    from torch import nn
+
+    graph = onnx.load(str(path)).graph
+    weights = {w.name: numpy_helper.to_array(w) for w in graph.initializer}
+    convs = [n for n in graph.node if n.op_type == "Conv"]
+    modules = [m for m in net.modules() if isinstance(m, nn.Conv2d)]
+    if len(convs) != len(modules):
+        raise ValueError(f"{path}: {len(convs)} convolutions, the network has {len(modules)}")
+    norms = {id(seq[i]): seq[i + 1] for seq in net.modules() if isinstance(seq, nn.Sequential)
+             for i in range(len(seq) - 1) if isinstance(seq[i + 1], nn.BatchNorm2d)}
+    with torch.no_grad():
+        for node, conv in zip(convs, modules):   # both in the order the forward pass runs them
+            w = weights[node.input[1]]
+            b = weights[node.input[2]] if len(node.input) > 2 else np.zeros(w.shape[0], np.float32)
+            if tuple(w.shape) != tuple(conv.weight.shape):
+                raise ValueError(f"{path}: a convolution of shape {w.shape} where the network has "
+                                 f"{tuple(conv.weight.shape)}")
+            conv.weight.copy_(torch.from_numpy(np.array(w)))
+            norm = norms.get(id(conv))
+            if norm is None:
+                conv.bias.copy_(torch.from_numpy(np.array(b)))
+            else:
+                norm.weight.fill_(1.0)
+                norm.bias.copy_(torch.from_numpy(np.array(b)))
+                norm.running_mean.zero_()
+                norm.running_var.fill_(1.0 - norm.eps)
+
+
+def _freeze_norms(net) -> None:
+    """Batch norms in eval mode: a network loaded by `load_exported` keeps its folded statistics."""
+    from torch import nn
+
+    for m in net.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.eval()
 
 
 def export_onnx(net, path: Path) -> None:
@@ -432,11 +484,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="share of the disk-centred crops centred on a disk lying on another (default 0: any disk)")
     p.add_argument("--loader-workers", type=int, default=0,
                    help="processes making augmented batches (0: the training process itself)")
+    p.add_argument("--init", type=Path, help="go on training this exported network instead of starting afresh")
+    p.add_argument("--max-lr", type=float, default=3e-3, help="the one-cycle schedule's peak learning rate")
     p.add_argument("--crops-on-device", action="store_true",
                    help="cut and augment the crops with torch on the training device (a GPU, when torch sees one)")
     args = p.parse_args(argv)
     if args.loader_workers < 0:
         print("facemap_training: --loader-workers must be >= 0", file=sys.stderr)
+        return 2
+    if args.init is not None and not args.init.is_file():
+        print(f"facemap_training: --init {args.init}: no such file", file=sys.stderr)
+        return 2
+    if not 0.0 < args.max_lr <= 0.1:
+        print("facemap_training: --max-lr must be within 0..0.1", file=sys.stderr)
         return 2
     if not 0.0 <= args.stacked_share <= 1.0:
         print("facemap_training: --stacked-share must be within 0..1", file=sys.stderr)
@@ -455,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
                            args.cache)
     print(f"training {args.steps} steps of {args.batch} crops of {CROP} px ...", flush=True)
     net = train(samples, valid, args.steps, args.batch, args.seed, stacked_share=args.stacked_share,
-                loader_workers=args.loader_workers, crops_on_device=args.crops_on_device)
+                loader_workers=args.loader_workers, crops_on_device=args.crops_on_device, init=args.init,
+                max_lr=args.max_lr)
     export_onnx(net, Path(args.out))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KiB)")
     return 0

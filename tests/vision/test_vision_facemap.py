@@ -78,3 +78,47 @@ def test_batches_made_by_a_worker_process_are_the_ones_made_in_process():
         assert np.allclose(a, b)
     other = next(_crops(samples, seed=8, batch=2, stacked_share=0.0, workers=0))
     assert not np.allclose(here[0], other[0])
+
+
+def test_an_exported_network_loads_back_to_the_same_maps(tmp_path):
+    """Training can go on from a shipped network (--init): its folded batch norms unfold to the same function."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from pathlib import Path
+
+    from vision.facemap import MODEL_PATH
+    from vision.facemap_training import build_network, export_onnx, load_exported
+
+    net = build_network()
+    load_exported(net, MODEL_PATH)
+    net.eval()
+    x = torch.from_numpy(np.random.default_rng(0).integers(0, 255, (1, 3, 64, 64)).astype(np.float32))
+    with torch.no_grad():
+        ours = torch.sigmoid(net(x / 255.0 - 0.5))
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(MODEL_PATH))
+    shipped = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+    assert np.abs(ours.numpy() - shipped).max() < 1e-4
+    export_onnx(net, Path(tmp_path) / "again.onnx")
+    other = build_network()
+    other.head = torch.nn.Conv2d(12, 4, 1)   # another layout
+    with pytest.raises(ValueError):
+        load_exported(other, Path(tmp_path) / "again.onnx")
+
+
+def test_training_on_from_a_shipped_network_keeps_its_folded_norms():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from vision.facemap import MODEL_PATH
+    from vision.facemap_training import train
+    from vision.synth.facemaps import FaceTruth
+
+    rng = np.random.default_rng(2)
+    frames = [FaceTruth(rect=rng.integers(0, 255, (512, 512, 3), dtype=np.uint8),
+                        face=rng.integers(0, 255, (256, 256), dtype=np.uint8),
+                        rim=rng.integers(0, 255, (256, 256), dtype=np.uint8),
+                        height=rng.integers(0, 255, (256, 256), dtype=np.uint8))]
+    net = train(frames, frames, steps=2, batch=2, seed=0, log_every=10, init=MODEL_PATH, max_lr=1e-4)
+    norms = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    assert norms and all(float(m.running_mean.abs().max()) == 0.0 for m in norms)

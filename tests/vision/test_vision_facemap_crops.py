@@ -74,3 +74,4 @@ def test_the_trainer_trains_on_crops_made_on_the_device():
 
     net = train([_frame(7, 512)], [_frame(8, 512)], steps=2, batch=2, seed=0, log_every=1, crops_on_device=True)
     assert not net.training
+
