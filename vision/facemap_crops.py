@@ -1,7 +1,7 @@
 """Training crops of the face/rim network cut and augmented by torch on the training device.
 
-`vision.facemap_training` makes its crops with NumPy and OpenCV, one crop at a time on a CPU core. That is the pace
-of training on a CPU, but a GPU would wait on it (about 7 ms a crop a core). Here the rendered frames live on the
+`vision.facemap_host_crops` makes the crops with NumPy and OpenCV, one crop at a time on a CPU core. That is the
+pace of training on a CPU, but a GPU would wait on it (about 7 ms a crop a core). Here the rendered frames live on the
 device and a whole batch is cut, turned and augmented there with the same recipe: crops mostly centred near a
 disk's outline, quarter turns and mirrors, one colour transform on the faces and another on the rest, another cloth
 under the same disks, rings and discs printed inside faces (never outlines), channel order, grey, gain, gamma, blur

@@ -63,7 +63,7 @@ def test_batches_made_by_a_worker_process_are_the_ones_made_in_process():
     """The trainer's batches may be made beside it (--loader-workers): the same seed gives the same crops, so a run
     on a GPU machine and one on two cores train on the same data."""
     pytest.importorskip("torch")
-    from vision.facemap_training import CROP, _crops
+    from vision.facemap_host_crops import CROP, host_batches
     from vision.synth.facemaps import FaceTruth
 
     rng = np.random.default_rng(1)
@@ -71,12 +71,12 @@ def test_batches_made_by_a_worker_process_are_the_ones_made_in_process():
                          face=rng.integers(0, 255, (160, 160), dtype=np.uint8),
                          rim=rng.integers(0, 255, (160, 160), dtype=np.uint8),
                          height=rng.integers(0, 255, (160, 160), dtype=np.uint8)) for _ in range(2)]
-    here = next(_crops(samples, seed=7, batch=2, stacked_share=0.0, workers=0))
-    beside = next(_crops(samples, seed=7, batch=2, stacked_share=0.0, workers=1))
+    here = next(host_batches(samples, seed=7, batch=2, stacked_share=0.0, workers=0))
+    beside = next(host_batches(samples, seed=7, batch=2, stacked_share=0.0, workers=1))
     assert here[0].shape == (2, CROP, CROP, 3) and here[1].shape == (2, CROP // 2, CROP // 2)
     for a, b in zip(here, beside):
         assert np.allclose(a, b)
-    other = next(_crops(samples, seed=8, batch=2, stacked_share=0.0, workers=0))
+    other = next(host_batches(samples, seed=8, batch=2, stacked_share=0.0, workers=0))
     assert not np.allclose(here[0], other[0])
 
 
