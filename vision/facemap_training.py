@@ -21,9 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.synth.facemaps import FaceTruth
-
 from vision.facemap_host_crops import CROP, host_batch, host_batches_on
+from vision.synth.facemaps import FaceTruth
 
 
 # ---------------------------------------------------------------------------------------------------------------
