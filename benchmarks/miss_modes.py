@@ -18,6 +18,11 @@ choosing), calibrated exactly. Each true disk the eye misses is put in the first
 
 Each mode also counts how many of its disks lie on another disk (z > 0). Phantoms are not traced here (see
 `families.md` for precision).
+
+A second table asks whether the maps show the commonest miss, a smaller disk lying within a larger one: along the
+outline of each such disk (found or missed), the rim map's median, and the height map's step from its inside to
+the ring just outside it; against the same for circles of each smaller size at the centre of lone disks, where
+printed art puts its rings (nothing lies there, so whatever the maps show there is what a ring in art gives).
 """
 
 from __future__ import annotations
@@ -60,8 +65,28 @@ def frames(seeds: str, tier: str, count: int, families: list[str] | None):
             yield family, setup, camera
 
 
-def trace_frame(setup, camera) -> list[tuple[str, bool]]:
-    """(mode, lies on another disk) of every disk >= 50 % visible the eye misses in one rendered frame."""
+NESTED = ("found, lying within a larger disk", "missed, lying within a larger disk",
+          "a ring at a lone disk's centre (no disk there)")
+
+
+def _rim_and_step(maps, u: float, v: float, r: float, outer: float) -> tuple[float, float]:
+    """The rim map's median along the circle (u, v, r) and the height map's mean inside 0.6 r less its mean in the
+    ring from 1.25 r to `outer` (map px)."""
+    t = np.linspace(0.0, 2.0 * np.pi, 72, endpoint=False)
+    h, w = maps.rim.shape
+    xs = np.clip(np.round(u + r * np.cos(t)).astype(int), 0, w - 1)
+    ys = np.clip(np.round(v + r * np.sin(t)).astype(int), 0, h - 1)
+    yy, xx = np.mgrid[0:h, 0:w]
+    d = np.hypot(xx - u, yy - v)
+    inside, ring = maps.height[d < 0.6 * r], maps.height[(d >= 1.25 * r) & (d < outer)]
+    step = float(inside.mean() - ring.mean()) if inside.size and ring.size else float("nan")
+    return float(np.median(maps.rim[ys, xs])), step
+
+
+def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, float, float]]]:
+    """(mode, lies on another disk) of every disk >= 50 % visible the eye misses in one rendered frame, and (one of
+    `NESTED`, rim median, height step) of every disk lying within a larger one and of the rings at lone disks'
+    centres."""
     from tablesight.scene import SIZE_CLASSES
     from vision.candidates import find_candidates
     from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, px_per_mm, rectified_frame,
@@ -112,6 +137,34 @@ def trace_frame(setup, camera) -> list[tuple[str, bool]]:
         else:
             mode = "no candidate"
         out.append((mode, t.z > 0))
+    return out, _nested(frame.scene, cal, scale, radii_map, maps, found)
+
+
+def _nested(truth, cal, scale: float, radii_map: list[float], maps, found: set) -> list[tuple[str, float, float]]:
+    from tablesight.scene import SIZE_CLASSES
+    from vision.detect import table_to_rect
+    from vision.scene_match import visible_fraction
+
+    disks = [t for t in truth.disks if not t.extra.get("held")]
+
+    def at(t):
+        x, y = table_to_rect(cal, np.array([[t.x_mm, t.y_mm]]))[0]
+        return (x + 0.5) / scale - 0.5, (y + 0.5) / scale - 0.5
+
+    out = []
+    for t in disks:
+        k = SIZE_CLASSES.index(t.size)
+        r = radii_map[k]
+        u, v = at(t)
+        within = any(o.z < t.z and SIZE_CLASSES.index(o.size) > k and
+                     math.hypot(o.x_mm - t.x_mm, o.y_mm - t.y_mm) < o.radius_mm - t.radius_mm + 1.0 for o in disks)
+        if within and t.z > 0 and visible_fraction(t) >= 0.5:
+            out.append((NESTED[0] if t.id in found else NESTED[1], *_rim_and_step(maps, u, v, r, 1.5 * r)))
+        lone = not any(o is not t and math.hypot(o.x_mm - t.x_mm, o.y_mm - t.y_mm) < o.radius_mm + t.radius_mm
+                       for o in disks)
+        if lone and visible_fraction(t) >= 0.9:
+            for j in range(k):
+                out.append((NESTED[2], *_rim_and_step(maps, u, v, radii_map[j], min(1.5 * radii_map[j], 0.95 * r))))
     return out
 
 
@@ -130,13 +183,17 @@ def main(argv: list[str] | None = None) -> int:
 
     per: dict[str, Counter] = {}
     stacked: dict[str, Counter] = {}
+    nested: dict[str, list[tuple[float, float]]] = {k: [] for k in NESTED}
     try:
         for family, setup, camera in frames(args.seeds, args.tier, args.frames, args.family):
             c, s = per.setdefault(family, Counter()), stacked.setdefault(family, Counter())
             c["frames"] += 1
-            for mode, on_disk in trace_frame(setup, camera):
+            misses, seen = trace_frame(setup, camera)
+            for mode, on_disk in misses:
                 c[mode] += 1
                 s[mode] += int(on_disk)
+            for kind, rim, step in seen:
+                nested[kind].append((rim, step))
             print(f"{family}: {c['frames']} frames, {sum(c[m] for m in MODES)} missed so far", file=sys.stderr)
     except InputError as exc:
         print(f"miss_modes: {exc}", file=sys.stderr)
@@ -154,6 +211,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, c, s in [*((f, per[f], stacked[f]) for f in per), ("all", total, total_s)]:
         cells = [f"{c[m]} ({s[m]})" if c[m] else "0" for m in MODES]
         lines.append(f"| {name} | {c['frames']} | {sum(c[m] for m in MODES)} | " + " | ".join(cells) + " |")
+    lines += ["", "What the maps show of disks lying within a larger one, against rings at lone disks' centres "
+              "(10th / 50th / 90th percentiles):", "",
+              "| circles | count | rim map along the outline | height step, inside less just outside |",
+              "|---|---|---|---|"]
+    for kind, vals in nested.items():
+        a = np.array(vals, dtype=float).reshape(-1, 2)
+        pct = (lambda col: " / ".join(f"{q:.2f}" for q in np.nanpercentile(col, [10, 50, 90]))) if len(a) else None
+        lines.append(f"| {kind} | {len(a)} | {pct(a[:, 0]) if pct else 'n/a'} | {pct(a[:, 1]) if pct else 'n/a'} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
