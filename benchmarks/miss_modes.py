@@ -69,6 +69,14 @@ NESTED = ("found, lying within a larger disk", "missed, lying within a larger di
           "a ring at a lone disk's centre (no disk there)")
 
 
+def _map_point(cal, scale: float, disk) -> tuple[float, float]:
+    """A true disk's centre in map px."""
+    from vision.detect import table_to_rect
+
+    x, y = table_to_rect(cal, np.array([[disk.x_mm, disk.y_mm]]))[0]
+    return (x + 0.5) / scale - 0.5, (y + 0.5) / scale - 0.5
+
+
 def _rim_and_step(maps, u: float, v: float, r: float, outer: float) -> tuple[float, float]:
     """The rim map's median along the circle (u, v, r) and the height map's mean inside 0.6 r less its mean in the
     ring from 1.25 r to `outer` (map px)."""
@@ -90,7 +98,7 @@ def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, 
     from tablesight.scene import SIZE_CLASSES
     from vision.candidates import find_candidates
     from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, px_per_mm, rectified_frame,
-                               sizes_for, table_to_rect)
+                               sizes_for)
     from vision.facemap import STRIDE
     from vision.fit import DEFAULT_CONFIG, locate_in_maps
     from vision.scene_match import match, visible_fraction
@@ -119,8 +127,7 @@ def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, 
     for t in frame.scene.disks:
         if t.extra.get("held") or visible_fraction(t) < 0.5 or t.id in found:
             continue
-        x, y = table_to_rect(cal, np.array([[t.x_mm, t.y_mm]]))[0]
-        u, v = (x + 0.5) / scale - 0.5, (y + 0.5) / scale - 0.5
+        u, v = _map_point(cal, scale, t)
         k = SIZE_CLASSES.index(t.size)
         r = radii_map[k]
         near = [f for f in fits if math.hypot((f.cx + 0.5) / scale - 0.5 - u, (f.cy + 0.5) / scale - 0.5 - v) < 0.5 * r]
@@ -142,20 +149,14 @@ def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, 
 
 def _nested(truth, cal, scale: float, radii_map: list[float], maps, found: set) -> list[tuple[str, float, float]]:
     from tablesight.scene import SIZE_CLASSES
-    from vision.detect import table_to_rect
     from vision.scene_match import visible_fraction
 
     disks = [t for t in truth.disks if not t.extra.get("held")]
-
-    def at(t):
-        x, y = table_to_rect(cal, np.array([[t.x_mm, t.y_mm]]))[0]
-        return (x + 0.5) / scale - 0.5, (y + 0.5) / scale - 0.5
-
     out = []
     for t in disks:
         k = SIZE_CLASSES.index(t.size)
         r = radii_map[k]
-        u, v = at(t)
+        u, v = _map_point(cal, scale, t)
         within = any(o.z < t.z and SIZE_CLASSES.index(o.size) > k and
                      math.hypot(o.x_mm - t.x_mm, o.y_mm - t.y_mm) < o.radius_mm - t.radius_mm + 1.0 for o in disks)
         if within and t.z > 0 and visible_fraction(t) >= 0.5:
