@@ -56,12 +56,22 @@ class Candidates:
                           seed=tuple(self.seed[k] for k in idx))
 
 
-def inside_points(u: np.ndarray, v: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Points spread over each disk's inside (rings at 0, 0.35, 0.6 and 0.8 of the radius): (M, 37) x and y."""
+@lru_cache(maxsize=1)
+def _inside_pattern() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`inside_points`' rings: (share of the radius, cos, sin) of each point, made once (read on every circle)."""
     f = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.6), np.full(16, 0.8)])
     a = np.concatenate([[0.0]] + [np.arange(n) * (2 * math.pi / n) + k for k, n in ((0.35, 8), (0.6, 12),
                                                                                     (0.8, 16))])
-    return u + f * r * np.cos(a), v + f * r * np.sin(a)
+    out = (f, np.cos(a), np.sin(a))
+    for arr in out:
+        arr.setflags(write=False)
+    return out
+
+
+def inside_points(u: np.ndarray, v: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points spread over each disk's inside (rings at 0, 0.35, 0.6 and 0.8 of the radius): (M, 37) x and y."""
+    f, cos, sin = _inside_pattern()
+    return u + f * r * cos, v + f * r * sin
 
 
 @lru_cache(maxsize=32)
@@ -75,6 +85,32 @@ def _ring_kernel(radius: float) -> np.ndarray:
     return k
 
 
+@lru_cache(maxsize=32)
+def _ring_spectrum(radius: float, shape: tuple[int, int]) -> np.ndarray:
+    """The ring kernel's spectrum, zero-padded to `shape`, shifted so its centre sits at the origin."""
+    k = _ring_kernel(radius)
+    n = k.shape[0] // 2
+    pad = np.zeros(shape, np.float32)
+    pad[:k.shape[0], :k.shape[1]] = k
+    pad = np.roll(pad, (-n, -n), axis=(0, 1))
+    spec = cv2.dft(pad, flags=cv2.DFT_COMPLEX_OUTPUT)
+    spec.setflags(write=False)
+    return spec
+
+
+def _ring_votes(img: np.ndarray, radii: Sequence[float]) -> list[np.ndarray]:
+    """`img` correlated with a ring of each radius (zero outside the image): one forward transform shared by all
+    sizes (the rings are symmetric, so correlation is convolution)."""
+    h, w = img.shape
+    reach = max(_ring_kernel(r).shape[0] for r in radii) // 2
+    shape = (cv2.getOptimalDFTSize(h + reach), cv2.getOptimalDFTSize(w + reach))
+    pad = np.zeros(shape, np.float32)
+    pad[:h, :w] = img
+    spec = cv2.dft(pad, flags=cv2.DFT_COMPLEX_OUTPUT)
+    return [cv2.idft(cv2.mulSpectrums(spec, _ring_spectrum(float(r), shape), 0),
+                     flags=cv2.DFT_REAL_OUTPUT | cv2.DFT_SCALE)[:h, :w] for r in radii]
+
+
 def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float, max_per_size: int,
                     seeds: Sequence[Seed] = (), seed_map_xy: np.ndarray | None = None, min_face: float = 0.0
                     ) -> Candidates:
@@ -83,8 +119,8 @@ def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float,
     face); seeds are kept whatever their inside shows."""
     half = cv2.resize(maps.rim, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     us, vs, ks, votes = [], [], [], []
-    for k, r in enumerate(radii_map):
-        acc = cv2.filter2D(half, cv2.CV_32F, _ring_kernel(r / 2.0), borderType=cv2.BORDER_CONSTANT)
+    for k, acc in enumerate(_ring_votes(half, [r / 2.0 for r in radii_map])):
+        r = radii_map[k]
         w = max(3, int(round(r * 0.35)) | 1)
         peaks = (acc >= cv2.dilate(acc, np.ones((w, w), np.uint8))) & (acc >= vote_min)
         py, px = np.nonzero(peaks)

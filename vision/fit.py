@@ -146,12 +146,14 @@ def read_rims(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r: np.ndarray, angl
     prof = sample(rim, x, y)                                   # (M, K, T)
     k = np.argmax(prof, axis=2)
     kk = np.clip(k, 1, len(t) - 2)
-    take = lambda o: np.take_along_axis(prof, (kk + o)[..., None], axis=2)[..., 0]  # noqa: E731
-    p0, p1, p2 = take(-1), take(0), take(1)
+    flat = prof.reshape(-1, len(t))
+    rows = np.arange(flat.shape[0])
+    at = kk.reshape(-1)
+    p0, p1, p2 = (flat[rows, at + o].reshape(kk.shape) for o in (-1, 0, 1))
     den = p0 - 2 * p1 + p2
     frac = np.where(den < -1e-6, 0.5 * (p0 - p2) / np.where(den < -1e-6, den, -1.0), 0.0)
     offset = t[kk] + np.clip(frac, -0.5, 0.5) * step
-    peak = np.take_along_axis(prof, k[..., None], axis=2)[..., 0]
+    peak = flat[rows, k.reshape(-1)].reshape(k.shape)
     return RimReading(u=u, v=v, r=r, offset=offset, peak=peak, angles=angles)
 
 
