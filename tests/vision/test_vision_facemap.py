@@ -122,3 +122,29 @@ def test_training_on_from_a_shipped_network_keeps_its_folded_norms():
     net = train(frames, frames, steps=2, batch=2, seed=0, log_every=10, init=MODEL_PATH, max_lr=1e-4)
     norms = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
     assert norms and all(float(m.running_mean.abs().max()) == 0.0 for m in norms)
+
+
+def test_streamed_frames_grow_while_waiting_and_stop_on_demand():
+    """A streamed run (--stream) trains while frames render: the frames come in one by one, and stopping ends the
+    rendering with what is there."""
+    from vision.facemap_training import StreamedFrames
+    from vision.synth.facemaps import FaceTruth
+    from vision.synth.seeds import WORLD_TRAINING_SEEDS
+
+    jobs = [("classic", WORLD_TRAINING_SEEDS[0], k) for k in range(40)]
+    stream = StreamedFrames(jobs, workers=1)
+    got = stream.wait_for(1)
+    assert got >= 1 and isinstance(stream.samples[0], FaceTruth)
+    done = stream.stop()
+    assert 1 <= done < len(jobs) and len(stream.samples) == done
+    with pytest.raises(ValueError):
+        StreamedFrames(jobs, workers=0)
+
+
+@pytest.mark.parametrize("argv", [["--stream"], ["--stream", "--crops-on-device", "--start-frames", "0"],
+                                  ["--frames", "10", "--start-frames", "11"]])
+def test_streamed_training_refuses_what_cannot_run(argv, capsys):
+    from vision.facemap_training import main
+
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("facemap_training: ")
