@@ -83,6 +83,22 @@ def test_empty_maps_have_no_candidates_and_no_disks():
     assert locate(maps) == []
 
 
+def test_candidate_votes_are_the_share_of_outline_in_view_and_nothing_wraps_round_the_map():
+    """A disk hanging off the map's edge votes for the part of its outline in view, against a whole one (nothing
+    beyond the edge counts), and that outline is not seen again at the opposite edge."""
+    whole, hanging = (200.0, 260.0, 44.5), (599.0, 300.0, 44.5)   # the map is 600 mm wide: half of it in view
+    maps = draw_maps([whole, hanging])
+    cand = find_candidates(maps, [r * MM for r in RADII_MM], 0.12, 50)
+    u, v = (cand.u + 0.5) / MM - 0.5, (cand.v + 0.5) / MM - 0.5    # back to mm
+
+    def best(x, y, size):
+        near = (cand.size_index == size) & (np.hypot(u - x, v - y) < 6.0)
+        return float(cand.vote[near].max()) if near.any() else 0.0
+
+    assert 0.35 < best(599.0, 300.0, 2) / best(200.0, 260.0, 2) < 0.65
+    assert not (u < 100.0).any()
+
+
 def test_a_lower_disk_is_found_from_the_outline_left_in_the_open():
     lower, upper = (250.0, 250.0, 32.0), (290.0, 262.0, 44.5)
     fits = locate(draw_maps([lower, upper]))
