@@ -1,5 +1,6 @@
-"""The eye's learned models on ONNX Runtime: each file read once per process and thread count, a missing or
-unreadable file one clear line naming the command that retrains it."""
+"""The eye's learned models on ONNX Runtime: each file read once per process and thread count (and rewritten for
+the CPU's vector blocks, `vision.cpu_layout`), a missing or unreadable file one clear line naming the command that
+retrains it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import cv2
 import onnxruntime as ort
 
 from tablesight.errors import InputError
+from vision.cpu_layout import for_cpu
 
 _lock = threading.Lock()
 _sessions: dict[tuple[str, int], ort.InferenceSession] = {}
@@ -32,8 +34,9 @@ def session(path: Path, what: str, retrain: str) -> ort.InferenceSession:
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3  # errors only: the runtime's notices are not the player's business
             try:
-                sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-            except Exception as exc:  # the runtime raises its own exception types for unreadable files
+                # the same function in blocks of channels the CPU runs fast (vision.cpu_layout)
+                sess = ort.InferenceSession(for_cpu(path.read_bytes()), opts, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # onnx and the runtime raise their own exception types for unreadable files
                 raise InputError(f"the eye's {what} file {path} cannot be read: {str(exc).strip()[:200]}") \
                     from None
             _sessions[key] = sess
