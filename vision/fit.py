@@ -386,12 +386,16 @@ def _aligned(done: list[Accepted], rect: np.ndarray, scale: float, mm: float, cf
     if not cfg.align or not done:
         return done
     K = cfg.rays
-    usable = np.zeros((len(done), K), bool)
-    for k, a in enumerate(done):
-        one = RimReading(u=np.array([a.u]), v=np.array([a.v]), r=np.array([a.r]), offset=np.zeros((1, K)),
-                         peak=np.ones((1, K)), angles=np.arange(K) * (2.0 * math.pi / K))
-        _, explained, covered = _judge(one, 0, [b for b in done if b is not a], cfg, mm)
-        usable[k] = a.shown & ~explained & ~covered
+    explain = cfg.explain_mm * mm
+    ang = np.arange(K) * (2.0 * math.pi / K)
+    u, v, r = (np.array([getattr(a, f) for a in done]) for f in ("u", "v", "r"))
+    # each disk's outline points against every other disk (as `_judge` reads a circle against accepted disks)
+    px, py = u[:, None] + r[:, None] * np.cos(ang), v[:, None] + r[:, None] * np.sin(ang)      # (M, K)
+    d = np.hypot(px[:, :, None] - u[None, None, :], py[:, :, None] - v[None, None, :])         # (M, K, M)
+    other = ~np.eye(len(done), dtype=bool)[:, None, :]
+    explained = ((np.abs(d - r[None, None, :]) <= explain) & other).any(2)
+    covered = ((d < r[None, None, :] - explain) & other).any(2)
+    usable = np.array([a.shown for a in done]) & ~explained & ~covered
     to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
     cx, cy = align_centres(rect, to_rect(np.array([a.u for a in done])), to_rect(np.array([a.v for a in done])),
                            np.array([a.r for a in done]) * scale, usable)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +49,8 @@ class CircleEvidence:
                 raise ValueError(f"CircleEvidence.{f.name}: expected a finite number, got {v!r}")
 
     def vector(self) -> np.ndarray:
-        return np.array(astuple(self), np.float64)
+        # the fields read directly: dataclasses.astuple deep-copies, and this runs for every circle judged
+        return np.array([getattr(self, name) for name in FEATURES], np.float64)
 
 
 FEATURES: tuple[str, ...] = tuple(f.name for f in fields(CircleEvidence))
