@@ -39,7 +39,7 @@ def for_cpu(model_bytes: bytes, block: int = BLOCK) -> bytes:
     model = onnx.load_from_string(model_bytes)
     try:
         model = padded(without_concats(input_scaling_folded(model)), block)
-    except Unsupported:
+    except Exception:   # Unsupported, or a graph onnx's shape inference cannot follow: run the file as it is
         return model_bytes
     return model.SerializeToString()
 
