@@ -146,7 +146,8 @@ def input_scaling_folded(model: onnx.ModelProto) -> onnx.ModelProto:
     sub = g.only_reader(mul.output[0]) if mul is not None and mul.op_type == "Mul" else None
     conv = g.only_reader(sub.output[0]) if sub is not None and sub.op_type == "Sub" else None
     if conv is None or conv.op_type != "Conv" or _attr(conv, "group", 1) != 1 or mul.input[0] != x \
-            or sub.input[0] != mul.output[0] or conv.input[0] != sub.output[0]:
+            or sub.input[0] != mul.output[0] or conv.input[0] != sub.output[0] \
+            or _attr(conv, "auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
         return m
     a, c = g.value(mul.input[1]), g.value(sub.input[1])
     if a is None or c is None or a.size != 1 or c.size != 1 or float(a.reshape(-1)[0]) == 0.0:
@@ -191,7 +192,7 @@ def without_concats(model: onnx.ModelProto) -> onnx.ModelProto:
         nodes, parts, first = [], [], 0
         for k, (name, size) in enumerate(zip(cat.input, sizes)):
             up = g.writer.get(name)
-            moved = up is not None and up.op_type in ("Resize", "Upsample") and len(g.readers[name]) == 1
+            moved = up is not None and _plain_resize(g, up) and len(g.readers[name]) == 1
             out = f"{conv.name}_part{k}"
             ins = [up.input[0] if moved else name,
                    g.add_weight(w[:, first:first + size], out + "_w")]
@@ -241,6 +242,8 @@ def padded(model: onnx.ModelProto, block: int = BLOCK) -> onnx.ModelProto:
             raise Unsupported(f"{node.name} reads a tensor of unknown layout")
         if op == "Conv":
             layout[out] = _pad_conv(g, node, layout[node.input[0]], block, out in final)
+        elif op in ("Resize", "Upsample") and not _plain_resize(g, node):
+            raise Unsupported(f"{node.name} resizes more than height and width")
         elif op in _PER_CHANNEL or (op in ("Mul", "Sub", "Add", "Div") and _scalar(g, node.input[1])):
             layout[out] = layout[node.input[0]]
         elif op == "Pad" and g.value(node.input[1]) is not None and \
@@ -266,6 +269,19 @@ def padded(model: onnx.ModelProto, block: int = BLOCK) -> onnx.ModelProto:
             raise Unsupported(f"output {o.name} would change its channels")
     g.replace_nodes(list(m.graph.node))
     return m
+
+
+def _plain_resize(g: _Graph, node: onnx.NodeProto) -> bool:
+    """A resize of height and width by scales, each output pixel a weighted mean of input pixels (weights summing
+    to one): it commutes with a 1x1 convolution and keeps each channel to itself."""
+    if node.op_type not in ("Resize", "Upsample") or \
+            _attr(node, "coordinate_transformation_mode", b"half_pixel") in (b"tf_crop_and_resize",
+                                                                            "tf_crop_and_resize"):
+        return False
+    scales = g.value(node.input[2] if node.op_type == "Resize" else node.input[1]) \
+        if len(node.input) > (2 if node.op_type == "Resize" else 1) else None
+    return scales is not None and scales.size == 4 and scales[0] == 1 and scales[1] == 1 and \
+        (node.op_type != "Resize" or len(node.input) < 4 or not node.input[3])
 
 
 def _scalar(g: _Graph, name: str) -> bool:
