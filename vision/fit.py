@@ -227,24 +227,24 @@ class Accepted:
     probability: float | None = None  # the verdict's, for a new disk (None: a disk of the previous scene)
 
 
-def _judge(reading: RimReading, k: int, done: Sequence[Accepted], cfg: DetectorConfig, mm: float
+def _judge(reading: RimReading, k: int, disks: np.ndarray, cfg: DetectorConfig, mm: float
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Circle k of `reading` against the accepted disks: (shown, explained, covered) per ray. Explained: the
-    outline found on the ray runs along an accepted disk's outline; covered: the circle there lies inside an
-    accepted disk (it may be hidden under it)."""
+    """Circle k of `reading` against the accepted disks (`disks`: their u, v, r, one row each): (shown, explained,
+    covered) per ray. Explained: the outline found on the ray runs along an accepted disk's outline; covered: the
+    circle there lies inside an accepted disk (it may be hidden under it)."""
     tol, explain = cfg.rim_tolerance_mm * mm, cfg.explain_mm * mm
     u, v, r = reading.u[k], reading.v[k], reading.r[k]
     ca, sa = np.cos(reading.angles), np.sin(reading.angles)
     shown = (reading.peak[k] >= cfg.rim_level) & (np.abs(reading.offset[k]) <= tol)
-    explained = np.zeros(len(ca), bool)
-    covered = np.zeros(len(ca), bool)
-    near = [a for a in done if math.hypot(a.u - u, a.v - v) <= a.r + r + explain + 1]
-    if near:
-        au, av, ar = (np.array([getattr(a, f) for a in near])[:, None] for f in ("u", "v", "r"))
-        px, py = u + (r + reading.offset[k]) * ca, v + (r + reading.offset[k]) * sa
-        cx, cy = u + r * ca, v + r * sa
-        explained = (np.abs(np.hypot(px - au, py - av) - ar) <= explain).any(0)
-        covered = (np.hypot(cx - au, cy - av) < ar - explain).any(0)
+    # only disks near enough to touch its rays (a farther one can neither explain nor cover any)
+    near = disks[np.hypot(disks[:, 0] - u, disks[:, 1] - v) <= disks[:, 2] + r + explain + 1]
+    if not len(near):
+        return shown, np.zeros(len(ca), bool), np.zeros(len(ca), bool)
+    au, av, ar = near[:, 0:1], near[:, 1:2], near[:, 2:3]
+    px, py = u + (r + reading.offset[k]) * ca, v + (r + reading.offset[k]) * sa
+    cx, cy = u + r * ca, v + r * sa
+    explained = (np.abs(np.hypot(px - au, py - av) - ar) <= explain).any(0)
+    covered = (np.hypot(cx - au, cy - av) < ar - explain).any(0)
     return shown, explained, covered
 
 
@@ -327,7 +327,7 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
             if _is_copy(done, float(one.u[0]), float(one.v[0]), float(r_class[i]), cfg):
                 taken[i] = True
                 continue
-            shown, explained, covered = _judge(one, 0, done, cfg, mm)
+            shown, explained, covered = _judge(one, 0, centres[:len(done)], cfg, mm)
             seeded = bool(is_seed[i])
             need_rim = cfg.min_rim_history if seeded else cfg.min_rim
             if (shown & ~explained).mean() < 0.5 * need_rim:
@@ -341,7 +341,7 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 n = len(excl)
                 alts = fit_circles(maps.rim, np.repeat(cand.u[i], n), np.repeat(cand.v[i], n),
                                    np.repeat(r_class[i], n), cfg, mm, exclude=excl)
-                readings = [(alts.row(j), _judge(alts, j, done, cfg, mm)) for j in range(n)]
+                readings = [(alts.row(j), _judge(alts, j, centres[:len(done)], cfg, mm)) for j in range(n)]
             judged = []
             for alt, rays in readings:
                 alt_ev = circle_evidence(maps, alt, *rays, float(r_class[i]), mm)
