@@ -369,6 +369,29 @@ def test_not_a_disk_closes_the_disk_panel(browser, server):
     page.close()
 
 
+def test_a_page_that_misses_the_report_done_event_still_shows_the_new_report(browser, server, monkeypatch):
+    """Regression: a page given a view whose report was still being computed waited for the event saying it was
+    done; with that event missed (here: no event stream at all) it kept showing the old report."""
+    import webui.app as appmod
+
+    monkeypatch.setattr(appmod, "REPORT_WAIT_S", 0.05)
+    comp = server.app.extensions["tablesight.webui"]
+    page = open_page(browser, server.url, before=lambda p: p.route("**/api/events*", lambda route: route.abort()))
+    page.click("#tab-melee")
+    expect(page.locator("#pane-melee .hint")).to_contain_text("the first player (orcs)")
+    gate, real = threading.Event(), comp._report_builder
+    comp._report_builder = lambda scene: real(scene) if gate.wait(10) else None
+    page.click('g.disk[data-disk="d1"]')
+    page.click("#fix-players-edit")
+    page.fill("#fix-players", "empire, orcs")
+    page.click("#fix-players-save")
+    page.wait_for_function("document.body.dataset.reportState === 'stale'")
+    gate.set()
+    page.click("#tab-melee")
+    expect(page.locator("#pane-melee .hint")).to_contain_text("the first player (empire)")
+    page.close()
+
+
 def test_players_dialog_changes_the_initiative(browser, server):
     """Regression: the Players... dialog saved the order, but the first player (initiative) stayed the same."""
     page = open_page(browser, server.url)

@@ -963,6 +963,8 @@
   }
 
   let loading = null;
+  let recheck = null;            // the pending re-check of a view whose report is still being computed
+  const RECHECK_MS = 1000;
   async function loadView() {
     if (loading) return loading;
     loading = (async () => {
@@ -997,6 +999,12 @@
         loading = null;
         // A change announced while this load was under way: fetch again so the page ends on the newest view.
         if (S.wantKey && S.wantKey !== S.key) { S.wantKey = null; loadView(); }
+        // A report still being computed is announced when it is done; should that announcement be missed (the
+        // event stream reconnecting, or announced just before this view was taken), ask again meanwhile.
+        else if (S.view && S.view.report_state === "computing" && !recheck) {
+          recheck = setTimeout(() => { recheck = null; if (S.view && S.view.report_state === "computing") loadView(); },
+            RECHECK_MS);
+        }
       }
     })();
     return loading;
