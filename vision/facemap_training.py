@@ -74,6 +74,14 @@ def families_to_train(spec: str | None) -> list[str]:
 _CACHE: Path | None = None  # where rendered samples are kept between runs (set by --cache; None: not kept)
 
 
+def _use_cache(cache: Path | None) -> None:
+    """Keep rendered frames in `cache` (a folder, made if need be) for the worker processes forked next."""
+    global _CACHE
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+    _CACHE = cache
+
+
 def _sample(job: tuple[str, int, int]) -> FaceTruth:
     from vision.synth.facemaps import face_truth
     from vision.synth.render import render_frame
@@ -104,10 +112,7 @@ def training_jobs(families: list[str], count: int, seeds: tuple[int, ...]) -> li
 def render_samples(jobs: list[tuple[str, int, int]], workers: int, cache: Path | None = None) -> list[FaceTruth]:
     """The rectified frames and targets of `jobs`, rendered by `workers` processes; with `cache` (a folder), frames
     rendered before are read from it and new ones kept there."""
-    global _CACHE
-    if cache is not None:
-        cache.mkdir(parents=True, exist_ok=True)
-    _CACHE = cache
+    _use_cache(cache)
     t0 = time.time()
     out: list[FaceTruth] = []
     ctx = mp.get_context("fork")
@@ -128,12 +133,9 @@ class StreamedFrames:
     def __init__(self, jobs: list[tuple[str, int, int]], workers: int, cache: Path | None = None) -> None:
         import threading
 
-        global _CACHE
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
-        if cache is not None:
-            cache.mkdir(parents=True, exist_ok=True)
-        _CACHE = cache
+        _use_cache(cache)
         self.samples: list[FaceTruth] = []
         self.total = len(jobs)
         self._stopping = threading.Event()
