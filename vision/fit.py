@@ -129,32 +129,41 @@ class RimReading:
     peak: np.ndarray     # (M, K)
     angles: np.ndarray   # (K,)
 
-    def row(self, k: int) -> "RimReading":
-        """Circle k alone."""
-        return RimReading(u=self.u[k:k + 1], v=self.v[k:k + 1], r=self.r[k:k + 1], offset=self.offset[k:k + 1],
-                          peak=self.peak[k:k + 1], angles=self.angles)
+    def take(self, idx: np.ndarray) -> "RimReading":
+        """The circles `idx` alone."""
+        return RimReading(u=self.u[idx], v=self.v[idx], r=self.r[idx], offset=self.offset[idx], peak=self.peak[idx],
+                          angles=self.angles)
+
+    @staticmethod
+    def joined(a: "RimReading", b: "RimReading") -> "RimReading":
+        """The circles of `a`, then those of `b` (read on the same rays)."""
+        return RimReading(u=np.concatenate([a.u, b.u]), v=np.concatenate([a.v, b.v]), r=np.concatenate([a.r, b.r]),
+                          offset=np.concatenate([a.offset, b.offset]), peak=np.concatenate([a.peak, b.peak]),
+                          angles=a.angles)
 
 
 def read_rims(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r: np.ndarray, angles: np.ndarray, reach: float,
               step: float = 0.5) -> RimReading:
     """Each ray's rim profile across the circle (+-reach map px): the sub-pixel offset of its peak, and its height."""
     t = np.arange(-reach, reach + 1e-9, step)
+    T = len(t)
     ca, sa = np.cos(angles), np.sin(angles)
-    rr = r[:, None, None] + t[None, None, :]
-    x = u[:, None, None] + rr * ca[None, :, None]
-    y = v[:, None, None] + rr * sa[None, :, None]
-    prof = sample(rim, x, y)                                   # (M, K, T)
-    k = np.argmax(prof, axis=2)
-    kk = np.clip(k, 1, len(t) - 2)
-    flat = prof.reshape(-1, len(t))
-    rows = np.arange(flat.shape[0])
-    at = kk.reshape(-1)
-    p0, p1, p2 = (flat[rows, at + o].reshape(kk.shape) for o in (-1, 0, 1))
+    # profiles laid out sample-major, (T, M, K), in the sampler's float32: the sample points are the circle's
+    # points plus each sample's step along the ray (fast to broadcast)
+    x, y = np.empty((2, T, len(u), len(angles)), np.float32)
+    np.add((u[:, None] + r[:, None] * ca)[None], t[:, None, None] * ca, out=x, casting="unsafe")
+    np.add((v[:, None] + r[:, None] * sa)[None], t[:, None, None] * sa, out=y, casting="unsafe")
+    prof = sample(rim, x, y).reshape(T, -1)
+    best = prof.max(0)
+    k = np.argmax(prof == best, axis=0)    # the first highest sample, as argmax picks it (faster across rows)
+    kk = np.minimum(np.maximum(k, 1), T - 2)
+    flat, cols = prof.reshape(-1), np.arange(prof.shape[1])
+    p0, p1, p2 = (flat[(kk + o) * prof.shape[1] + cols] for o in (-1, 0, 1))
     den = p0 - 2 * p1 + p2
     frac = np.where(den < -1e-6, 0.5 * (p0 - p2) / np.where(den < -1e-6, den, -1.0), 0.0)
-    offset = t[kk] + np.clip(frac, -0.5, 0.5) * step
-    peak = flat[rows, k.reshape(-1)].reshape(k.shape)
-    return RimReading(u=u, v=v, r=r, offset=offset, peak=peak, angles=angles)
+    shape = (len(u), len(angles))
+    offset = (t[kk] + np.clip(frac, -0.5, 0.5) * step).reshape(shape)
+    return RimReading(u=u, v=v, r=r, offset=offset, peak=best.reshape(shape), angles=angles)
 
 
 def fit_circles(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray, cfg: DetectorConfig,
@@ -227,59 +236,153 @@ class Accepted:
     probability: float | None = None  # the verdict's, for a new disk (None: a disk of the previous scene)
 
 
-def _judge(reading: RimReading, k: int, disks: np.ndarray, cfg: DetectorConfig, mm: float
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Circle k of `reading` against the accepted disks (`disks`: their u, v, r, one row each): (shown, explained,
-    covered) per ray. Explained: the outline found on the ray runs along an accepted disk's outline; covered: the
-    circle there lies inside an accepted disk (it may be hidden under it)."""
-    tol, explain = cfg.rim_tolerance_mm * mm, cfg.explain_mm * mm
-    u, v, r = reading.u[k], reading.v[k], reading.r[k]
+def _against(u: np.ndarray, v: np.ndarray, r: np.ndarray, offset: np.ndarray, angles: np.ndarray,
+             disks: np.ndarray, explain: float, others: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Circles (u, v, r) with the outline found at `offset` (M, K) on each ray, against disks (their u, v, r first,
+    one row each): (explained, covered), (M, K) each. Explained: the outline found on the ray runs along a disk's
+    outline; covered: the circle there lies inside a disk (it may be hidden under it). `others`: the disks are the
+    circles themselves, each read against the others only."""
+    explained, covered = np.zeros(offset.shape, bool), np.zeros(offset.shape, bool)
+    # only (circle, disk) pairs near enough to touch its rays (a farther disk can neither explain nor cover any)
+    close = np.hypot(disks[:, 0] - u[:, None], disks[:, 1] - v[:, None]) <= disks[:, 2] + r[:, None] + explain + 1
+    if others:
+        np.fill_diagonal(close, False)
+    m, d = np.nonzero(close)
+    if not len(m):
+        return explained, covered
+    um, vm, rm, off = u[m, None], v[m, None], r[m, None], offset[m]
+    au, av, ar = disks[d, 0:1], disks[d, 1:2], disks[d, 2:3]
+    ca, sa = np.cos(angles), np.sin(angles)
+    px, py = um + (rm + off) * ca, vm + (rm + off) * sa          # (pairs, K)
+    cx, cy = um + rm * ca, vm + rm * sa
+    rows, first = np.unique(m, return_index=True)                # the pairs come sorted by circle
+    explained[rows] = np.logical_or.reduceat(np.abs(np.hypot(px - au, py - av) - ar) <= explain, first, axis=0)
+    covered[rows] = np.logical_or.reduceat(np.hypot(cx - au, cy - av) < ar - explain, first, axis=0)
+    return explained, covered
+
+
+def _rays(reading: RimReading, disks: np.ndarray, cfg: DetectorConfig, mm: float
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each circle of `reading` against the accepted disks (`disks`: their u, v, r first): (shown, explained,
+    covered) per ray, (M, K) each (`_against`)."""
+    shown = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= cfg.rim_tolerance_mm * mm)
+    return (shown, *_against(reading.u, reading.v, reading.r, reading.offset, reading.angles, disks,
+                             cfg.explain_mm * mm))
+    u, v, r, off = reading.u[m, None], reading.v[m, None], reading.r[m, None], reading.offset[m]
+    au, av, ar = disks[d, 0:1], disks[d, 1:2], disks[d, 2:3]
     ca, sa = np.cos(reading.angles), np.sin(reading.angles)
-    shown = (reading.peak[k] >= cfg.rim_level) & (np.abs(reading.offset[k]) <= tol)
-    # only disks near enough to touch its rays (a farther one can neither explain nor cover any)
-    near = disks[np.hypot(disks[:, 0] - u, disks[:, 1] - v) <= disks[:, 2] + r + explain + 1]
-    if not len(near):
-        return shown, np.zeros(len(ca), bool), np.zeros(len(ca), bool)
-    au, av, ar = near[:, 0:1], near[:, 1:2], near[:, 2:3]
-    px, py = u + (r + reading.offset[k]) * ca, v + (r + reading.offset[k]) * sa
+    px, py = u + (r + off) * ca, v + (r + off) * sa          # (pairs, K)
     cx, cy = u + r * ca, v + r * sa
-    explained = (np.abs(np.hypot(px - au, py - av) - ar) <= explain).any(0)
-    covered = (np.hypot(cx - au, cy - av) < ar - explain).any(0)
+    rows, first = np.unique(m, return_index=True)            # the pairs come sorted by circle
+    explained[rows] = np.logical_or.reduceat(np.abs(np.hypot(px - au, py - av) - ar) <= explain, first, axis=0)
+    covered[rows] = np.logical_or.reduceat(np.hypot(cx - au, cy - av) < ar - explain, first, axis=0)
     return shown, explained, covered
 
 
-def circle_evidence(maps: FaceMaps, one: RimReading, shown: np.ndarray, explained: np.ndarray,
-                    covered: np.ndarray, r_class: float, mm: float) -> CircleEvidence:
-    """Everything `vision.verdict` weighs about circle 0 of `one` (map px; `mm`: map px per mm)."""
-    u, v, r = float(one.u[0]), float(one.v[0]), float(one.r[0])
+def circle_evidence(maps: FaceMaps, reading: RimReading, shown: np.ndarray, explained: np.ndarray,
+                    covered: np.ndarray, r_class: np.ndarray, mm: float) -> list[CircleEvidence]:
+    """Everything `vision.verdict` weighs about each circle of `reading` (map px; `mm`: map px per mm), from its
+    rays (`_rays`)."""
+    u, v, r = reading.u[:, None], reading.v[:, None], reading.r[:, None]
+    K = len(reading.angles)
     open_ = ~covered & ~explained
-    n_open = int(open_.sum())
-    fx, fy = inside_points(np.array([u]), np.array([v]), np.array([max(r - 2 * mm, 1.0)]))
-    face_in = sample(maps.face, fx, fy)[0]
-    height_in = float((face_in * sample(maps.height, fx, fy)[0]).sum() / max(face_in.sum(), 1e-6))
-    ang = one.angles
-    ox, oy = u + (r + 3 * mm) * np.cos(ang), v + (r + 3 * mm) * np.sin(ang)
+    n_open, n_shown = open_.sum(1), shown.sum(1)
+    some = np.maximum(n_shown, 1)
+    # the face and its height at the centre
+    face_in = sample(maps.face, reading.u, reading.v)
+    height_in = face_in * sample(maps.height, reading.u, reading.v) / np.maximum(face_in, 1e-6)
+    ox, oy = u + (r + 3 * mm) * np.cos(reading.angles), v + (r + 3 * mm) * np.sin(reading.angles)
     face_out = sample(maps.face, ox, oy)
     # the height of the face around it, where there is face around (a disk it lies on, or the art it is printed in)
-    step = height_in - float((face_out * sample(maps.height, ox, oy)).sum() / face_out.sum()) \
-        if face_out.sum() >= 0.1 * len(ang) else 0.0
-    return CircleEvidence(
-        rim_own=float((shown & ~explained).mean()),
-        open_consistency=float((shown & open_).sum() / n_open) if n_open else 1.0,
-        rim_all=float(shown.mean()),
-        open_share=n_open / len(ang),
-        peak_shown=float(one.peak[0][shown].mean()) if shown.any() else 0.0,
-        residual_mm=float(np.sqrt(np.mean(one.offset[0][shown] ** 2))) / mm if shown.any() else 0.0,
-        face_inside=float(face_in.mean()),
-        face_outside=float(face_out.mean()),
-        height_step=step,
-        radius_mm=r_class / mm)
+    around = face_out.sum(1)
+    step = np.where(around >= 0.1 * K,
+                    height_in - (face_out * sample(maps.height, ox, oy)).sum(1) / np.maximum(around, 1e-6), 0.0)
+    measures = {
+        "rim_own": (shown & ~explained).mean(1),
+        "open_consistency": np.where(n_open > 0, (shown & open_).sum(1) / np.maximum(n_open, 1), 1.0),
+        "rim_all": shown.mean(1),
+        "open_share": n_open / K,
+        "peak_shown": np.where(n_shown > 0, (reading.peak * shown).sum(1) / some, 0.0),
+        "residual_mm": np.sqrt((reading.offset ** 2 * shown).sum(1) / some) / mm,
+        "face_inside": face_in,
+        "face_outside": face_out.mean(1),
+        "height_step": step,
+        "radius_mm": np.asarray(r_class) / mm}
+    return [CircleEvidence(**{k: float(a[m]) for k, a in measures.items()}) for m in range(len(reading.u))]
 
 
-def _is_copy(done: Sequence[Accepted], u: float, v: float, r_class: float, cfg: DetectorConfig) -> bool:
-    """A circle of an accepted disk's size this near its centre is that disk again (one of another size is a
-    stack)."""
-    return any(a.r_class == r_class and math.hypot(a.u - u, a.v - v) < cfg.copy_distance * a.r for a in done)
+@dataclass(frozen=True, eq=False)
+class _Judged:
+    """One candidate judged against the accepted disks (`_judge`): an accepted disk again (`copy`), too little of
+    its own outline to be judged (`evidence` None), or its likelier reading and the verdict's probability."""
+
+    copy: bool = False
+    evidence: CircleEvidence | None = None
+    probability: float = 0.0
+    u: float = 0.0
+    v: float = 0.0
+    r: float = 0.0
+    shown: np.ndarray | None = None
+    residual: float = 0.0
+
+
+def _copies(disks: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray, cfg: DetectorConfig
+            ) -> np.ndarray:
+    """Circles an accepted disk of their size (`disks`: u, v, r, r_class rows) lies this near: that disk again
+    (one of another size is a stack)."""
+    if not len(disks):
+        return np.zeros(len(u), bool)
+    return ((disks[:, 3] == r_class[:, None]) & (np.hypot(disks[:, 0] - u[:, None], disks[:, 1] - v[:, None])
+                                                 < cfg.copy_distance * disks[:, 2])).any(1)
+
+
+def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarray, r_class: np.ndarray,
+           need_rim: np.ndarray, disks: np.ndarray, cfg: DetectorConfig, mm: float,
+           verdict: Callable[[CircleEvidence], float]) -> list[_Judged]:
+    """Candidates `idx` judged against the accepted disks (`disks`: u, v, r, r_class rows), all at once."""
+    one = reading.take(idx)
+    rc = r_class[idx]
+    copy = _copies(disks, one.u, one.v, rc, cfg)
+    rays = _rays(one, disks, cfg, mm)
+    shown, explained, covered = rays
+    # not even half the outline it needs: not worth measuring again
+    judge = ~copy & ((shown & ~explained).mean(1) >= 0.5 * need_rim[idx])
+    # A circle overlapping accepted disks is read twice: without the rays they explain or cover (it lies under them
+    # there), and without the explained ones only (it lies on them: its outline runs over their faces); the verdict
+    # keeps the likelier. Their outline found on those rays would pull it, so it is fitted again without them.
+    over = judge & (explained | covered).any(1)
+    owner, excl = [], []
+    for k in np.nonzero(over)[0]:
+        owner += [k, k] if covered[k].any() else [k]
+        excl += [explained[k] | covered[k], explained[k]] if covered[k].any() else [explained[k] | covered[k]]
+    plain = np.nonzero(judge & ~over)[0]
+    weighed, w_rays, whose = one.take(plain), tuple(x[plain] for x in rays), plain
+    if owner:
+        at = idx[owner]
+        alts = fit_circles(maps.rim, cand.u[at], cand.v[at], r_class[at], cfg, mm, exclude=np.stack(excl))
+        weighed = RimReading.joined(weighed, alts)
+        w_rays = tuple(np.concatenate([a, b]) for a, b in zip(w_rays, _rays(alts, disks, cfg, mm)))
+        whose = np.concatenate([plain, owner])
+    evidence = circle_evidence(maps, weighed, *w_rays, rc[whose], mm)
+    prob = [float(verdict(ev)) for ev in evidence]
+    best: dict[int, int] = {}
+    for row, k in enumerate(whose):           # the first likeliest reading of each circle
+        if k not in best or prob[row] > prob[best[k]]:
+            best[k] = row
+    rows = np.array([best.get(k, -1) for k in range(len(idx))])
+    again = _copies(disks, weighed.u[rows], weighed.v[rows], rc, cfg) if len(weighed.u) else np.zeros(len(idx), bool)
+    out = []
+    for k in range(len(idx)):
+        if copy[k] or (judge[k] and again[k]):
+            out.append(_Judged(copy=True))
+        elif not judge[k]:
+            out.append(_Judged())
+        else:
+            row, s = rows[k], w_rays[0][rows[k]]
+            out.append(_Judged(evidence=evidence[row], probability=prob[row], u=float(weighed.u[row]),
+                               v=float(weighed.v[row]), r=float(weighed.r[row]), shown=s,
+                               residual=float(np.sqrt(np.mean(weighed.offset[row][s] ** 2))) if s.any() else 0.0))
+    return out
 
 
 #: The verdict's view of one judged circle, for whoever learns from it: (evidence, u, v, r_class, accepted).
@@ -288,83 +391,72 @@ JudgementLog = Callable[[CircleEvidence, float, float, float, bool], None]
 
 def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.ndarray, cfg: DetectorConfig,
            mm: float, allowed: np.ndarray, verdict: Callable[[CircleEvidence], float] | None = None,
-           log: JudgementLog | None = None) -> list[Accepted]:
+           log: JudgementLog | None = None, batch: int = 32) -> list[Accepted]:
     """Greedy acceptance with explanation-away (module docstring); `allowed`: candidates that may be accepted.
     A candidate overlapping accepted disks is measured again without the rays their outlines explain or cover:
     there the outline found is theirs, and it pulls the circle. `verdict`: the probability that a new circle is a
-    disk (default: the shipped `vision.verdict` model); `log` sees every new circle judged."""
+    disk (default: the shipped `vision.verdict` model); `log` sees every new circle judged.
+
+    Candidates are judged `batch` at a time, ahead of the walk (numpy's cost is per call, not per circle); a
+    judgement is used only if no disk accepted since lies near enough to change it, so the walk decides exactly as
+    one judging each candidate in turn would."""
     if verdict is None:
         verdict = load_verdict(cfg.verdict_path).probability
     tol = cfg.rim_tolerance_mm * mm
     shown_all = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= tol)
     base = shown_all.mean(1)
     is_seed = np.array([s is not None for s in cand.seed])
+    need_rim = np.where(is_seed, cfg.min_rim_history, cfg.min_rim)
     fx, fy = inside_points(reading.u[:, None], reading.v[:, None], reading.r[:, None] - 2 * mm)
     face = sample(maps.face, fx, fy).mean(1)
     # what can never pass: too little outline even before explanation, or no face inside
-    eligible = allowed & (face >= cfg.min_face) & (base >= np.where(is_seed, cfg.min_rim_history, cfg.min_rim))
-    order = [i for i in np.argsort(-base) if eligible[i]]
+    eligible = allowed & (face >= cfg.min_face) & (base >= need_rim)
+    order = [int(i) for i in np.argsort(-base) if eligible[i]]
     done: list[Accepted] = []
+    disks = np.zeros((len(cand), 4))      # the accepted disks' u, v, r, r_class, in acceptance order
     taken = np.zeros(len(cand), bool)
-    # A circle judged and left is judged again in a later pass only if an accepted disk has come near it since:
-    # its judgement reads nothing farther than its fits may move (`fit_passes` reaches) plus both radii.
+    # A circle's judgement reads nothing farther than its fits may move (`fit_passes` reaches) plus both radii:
+    # it stands, and a circle judged and left is not judged again, until an accepted disk comes that near.
     within = (cfg.fit_passes * cfg.profile_reach_mm + cfg.radius_freedom_mm + cfg.explain_mm) * mm + 2.0
-    left: dict[int, tuple[int, tuple | None]] = {}   # candidate -> (accepted disks near it then, what was logged)
-    centres = np.zeros((len(cand), 3))                # the accepted disks' u, v, r, in acceptance order
+    near = np.zeros(len(cand), int)       # accepted disks that near each candidate
+    left: dict[int, tuple[int, tuple | None]] = {}   # candidate -> (near then, what was logged)
+    known: dict[int, tuple[int, _Judged]] = {}       # judged ahead: candidate -> (near then, its judgement)
     for _ in range(4):
         added = False
-        for i in order:
-            if taken[i]:
-                continue
-            near = int((np.hypot(centres[:len(done), 0] - cand.u[i], centres[:len(done), 1] - cand.v[i])
-                        <= centres[:len(done), 2] + r_class[i] + within).sum())
-            if i in left and left[i][0] == near:
+        walk = [i for i in order if not taken[i]]
+        for pos, i in enumerate(walk):
+            if i in left and left[i][0] == near[i]:
                 if log is not None and left[i][1] is not None:
                     log(*left[i][1])
                 continue
-            left[i] = (near, None)
-            one = reading.row(i)
-            if _is_copy(done, float(one.u[0]), float(one.v[0]), float(r_class[i]), cfg):
+            left[i] = (int(near[i]), None)
+            if i not in known or known[i][0] != near[i]:
+                ahead = [j for j in walk[pos:] if not taken[j] and (j == i or j not in left or left[j][0] != near[j])
+                         and (j not in known or known[j][0] != near[j])][:batch]
+                for j, judged in zip(ahead, _judge(maps, cand, reading, np.array(ahead), r_class, need_rim,
+                                                   disks[:len(done)], cfg, mm, verdict)):
+                    known[j] = (int(near[j]), judged)
+            j = known.pop(i)[1]
+            if j.copy:
                 taken[i] = True
                 continue
-            shown, explained, covered = _judge(one, 0, centres[:len(done)], cfg, mm)
-            seeded = bool(is_seed[i])
-            need_rim = cfg.min_rim_history if seeded else cfg.min_rim
-            if (shown & ~explained).mean() < 0.5 * need_rim:
-                continue            # not even half the outline it needs: not worth measuring again
-            readings = [(one, (shown, explained, covered))]
-            if (explained | covered).any():
-                # two readings of the same circle: without the rays accepted disks explain or cover (it lies under
-                # them there), or without the explained ones only (it lies on them: its outline runs over their
-                # faces); the verdict keeps the one that looks more like a disk
-                excl = np.stack([explained | covered, explained] if covered.any() else [explained | covered])
-                n = len(excl)
-                alts = fit_circles(maps.rim, np.repeat(cand.u[i], n), np.repeat(cand.v[i], n),
-                                   np.repeat(r_class[i], n), cfg, mm, exclude=excl)
-                readings = [(alts.row(j), _judge(alts, j, centres[:len(done)], cfg, mm)) for j in range(n)]
-            judged = []
-            for alt, rays in readings:
-                alt_ev = circle_evidence(maps, alt, *rays, float(r_class[i]), mm)
-                judged.append((float(verdict(alt_ev)), alt_ev, alt, rays))
-            prob, ev, one, (shown, explained, covered) = max(judged, key=lambda j: j[0])
-            u, v, r = float(one.u[0]), float(one.v[0]), float(one.r[0])
-            if _is_copy(done, u, v, float(r_class[i]), cfg):
-                taken[i] = True
+            if j.evidence is None:
                 continue
-            if seeded:
+            ev, prob = j.evidence, j.probability
+            if is_seed[i]:
                 prob = None         # a disk of the previous scene keeps its own rule (module docstring)
-                ok = ev.rim_own >= need_rim and ev.open_consistency >= cfg.open_consistency_history
+                ok = ev.rim_own >= need_rim[i] and ev.open_consistency >= cfg.open_consistency_history
             else:
-                ok = ev.rim_own >= need_rim and prob >= cfg.accept_probability
+                ok = ev.rim_own >= need_rim[i] and prob >= cfg.accept_probability
                 if log is not None:
-                    log(ev, u, v, float(r_class[i]), ok)
-                    left[i] = (near, (ev, u, v, float(r_class[i]), ok))
+                    log(ev, j.u, j.v, float(r_class[i]), ok)
+                    left[i] = (int(near[i]), (ev, j.u, j.v, float(r_class[i]), ok))
             if ok:
-                resid = float(np.sqrt(np.mean(one.offset[0][shown] ** 2))) if shown.any() else 0.0
-                centres[len(done)] = (u, v, r)
-                done.append(Accepted(index=int(i), u=u, v=v, r=r, r_class=float(r_class[i]),
+                disks[len(done)] = (j.u, j.v, j.r, r_class[i])
+                near += np.hypot(cand.u - j.u, cand.v - j.v) <= j.r + r_class + within
+                done.append(Accepted(index=i, u=j.u, v=j.v, r=j.r, r_class=float(r_class[i]),
                                      rim_fraction=ev.rim_all, open_consistency=ev.open_consistency,
-                                     face=float(face[i]), residual=resid, shown=shown, probability=prob))
+                                     face=float(face[i]), residual=j.residual, shown=j.shown, probability=prob))
                 taken[i] = True
                 added = True
         if not added:
@@ -386,15 +478,11 @@ def _aligned(done: list[Accepted], rect: np.ndarray, scale: float, mm: float, cf
     if not cfg.align or not done:
         return done
     K = cfg.rays
-    explain = cfg.explain_mm * mm
     ang = np.arange(K) * (2.0 * math.pi / K)
     u, v, r = (np.array([getattr(a, f) for a in done]) for f in ("u", "v", "r"))
-    # each disk's outline points against every other disk (as `_judge` reads a circle against accepted disks)
-    px, py = u[:, None] + r[:, None] * np.cos(ang), v[:, None] + r[:, None] * np.sin(ang)      # (M, K)
-    d = np.hypot(px[:, :, None] - u[None, None, :], py[:, :, None] - v[None, None, :])         # (M, K, M)
-    other = ~np.eye(len(done), dtype=bool)[:, None, :]
-    explained = ((np.abs(d - r[None, None, :]) <= explain) & other).any(2)
-    covered = ((d < r[None, None, :] - explain) & other).any(2)
+    # each disk's outline against every other disk (as a circle is read against accepted disks)
+    explained, covered = _against(u, v, r, np.zeros((len(done), K)), ang, np.stack([u, v, r], axis=1),
+                                  cfg.explain_mm * mm, others=True)
     usable = np.array([a.shown for a in done]) & ~explained & ~covered
     to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
     cx, cy = align_centres(rect, to_rect(np.array([a.u for a in done])), to_rect(np.array([a.v for a in done])),

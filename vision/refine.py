@@ -65,6 +65,13 @@ def _masked_median(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (pick(lo) + pick(np.minimum(hi, a.shape[1] - 1))) / 2
 
 
+def _window_sums(a: np.ndarray, n: int, count: int) -> np.ndarray:
+    """Sums of a[..., s:s + n] for s < count, in float64: (..., count)."""
+    c = np.zeros((*a.shape[:-1], a.shape[-1] + 1))
+    np.cumsum(a, axis=-1, dtype=np.float64, out=c[..., 1:])
+    return c[..., n:n + count] - c[..., :count]
+
+
 def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, usable: np.ndarray,
                   cfg: AlignConfig = DEFAULT_ALIGN) -> tuple[np.ndarray, np.ndarray]:
     """Refined centres (rectified px, 1 px/mm) of circles (cx, cy, r) from their rays `usable` (M, K); the
@@ -89,9 +96,11 @@ def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray
         t = np.where(enough[:, None], _masked_median(band, usable), band.mean(1))   # the disk's own profile
         t = t - t.mean(1, keepdims=True)
         t /= np.linalg.norm(t, axis=1, keepdims=True) + 1e-6
+        # each shifted window against the disk's profile: t has zero mean, so the window's own mean drops out of
+        # the product, and the window's spread comes from running sums (no window is copied)
         win = np.lib.stride_tricks.sliding_window_view(g, nc, axis=2)[:, :, :S]   # (M, K, S, nc)
-        wc = win - win.mean(-1, keepdims=True)
-        ncc = np.einsum("mksn,mn->mks", wc, t) / (np.linalg.norm(wc, axis=-1) + 1e-6)
+        ncc = np.einsum("mksn,mn->mks", win, t) / (np.sqrt(np.maximum(
+            _window_sums(g * g, nc, S) - _window_sums(g, nc, S) ** 2 / nc, 0.0)) + 1e-6)
         j = np.argmax(ncc, axis=2)
         jj = np.clip(j, 1, S - 2)[..., None]
         a0, a1, a2 = (np.take_along_axis(ncc, jj + o, 2)[..., 0] for o in (-1, 0, 1))
