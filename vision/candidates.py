@@ -87,13 +87,14 @@ def _ring_kernel(radius: float) -> np.ndarray:
 
 @lru_cache(maxsize=32)
 def _ring_spectrum(radius: float, shape: tuple[int, int]) -> np.ndarray:
-    """The ring kernel's spectrum, zero-padded to `shape`, shifted so its centre sits at the origin."""
+    """The ring kernel's spectrum, zero-padded to `shape`, shifted so its centre sits at the origin (the packed
+    spectrum of a real image: half the work of a complex one)."""
     k = _ring_kernel(radius)
     n = k.shape[0] // 2
     pad = np.zeros(shape, np.float32)
     pad[:k.shape[0], :k.shape[1]] = k
     pad = np.roll(pad, (-n, -n), axis=(0, 1))
-    spec = cv2.dft(pad, flags=cv2.DFT_COMPLEX_OUTPUT)
+    spec = cv2.dft(pad)
     spec.setflags(write=False)
     return spec
 
@@ -106,7 +107,7 @@ def _ring_votes(img: np.ndarray, radii: Sequence[float]) -> list[np.ndarray]:
     shape = (cv2.getOptimalDFTSize(h + reach), cv2.getOptimalDFTSize(w + reach))
     pad = np.zeros(shape, np.float32)
     pad[:h, :w] = img
-    spec = cv2.dft(pad, flags=cv2.DFT_COMPLEX_OUTPUT)
+    spec = cv2.dft(pad)
     return [cv2.idft(cv2.mulSpectrums(spec, _ring_spectrum(float(r), shape), 0),
                      flags=cv2.DFT_REAL_OUTPUT | cv2.DFT_SCALE)[:h, :w] for r in radii]
 

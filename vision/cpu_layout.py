@@ -33,10 +33,19 @@ class Unsupported(ValueError):
     """The graph holds a node a rewrite does not know; it is to be left as it is."""
 
 
-def for_cpu(model_bytes: bytes, block: int = BLOCK) -> bytes:
+def for_cpu(model_bytes: bytes, block: int = BLOCK, input_shape: tuple[int, ...] | None = None) -> bytes:
     """`model_bytes` (a serialized ONNX model) rewritten by the three steps above, or unchanged when a step does
-    not apply. Raises onnx's DecodeError for bytes that are not a model."""
+    not apply. `input_shape`: the model fixed to inputs of this one shape (the runtime then knows every tensor's
+    size, so it can add a convolution's sum into it even where one part was upsampled). Raises onnx's DecodeError
+    for bytes that are not a model."""
     model = onnx.load_from_string(model_bytes)
+    if input_shape is not None:
+        dims = model.graph.input[0].type.tensor_type.shape.dim
+        if len(dims) != len(input_shape):
+            raise ValueError(f"input_shape {input_shape}: the model's input has {len(dims)} dimensions")
+        for d, n in zip(dims, input_shape):
+            d.Clear()
+            d.dim_value = int(n)
     try:
         model = padded(without_concats(input_scaling_folded(model)), block)
     except Exception:   # Unsupported, or a graph onnx's shape inference cannot follow: run the file as it is

@@ -69,8 +69,9 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMap
     h, w = rect.shape[:2]
     ph, pw = -(-h // _ALIGN) * _ALIGN, -(-w // _ALIGN) * _ALIGN
     img = rect if (ph, pw) == (h, w) else cv2.copyMakeBorder(rect, 0, ph - h, 0, pw - w, cv2.BORDER_REFLECT)
-    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "model", "vision.facemap_training")
     blob = np.ascontiguousarray(img.transpose(2, 0, 1)[None], np.float32)  # (1, 3, H, W), BGR as is, 0..255
+    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "model", "vision.facemap_training",
+                   blob.shape)
     out = sess.run(None, {sess.get_inputs()[0].name: blob})[0]
     if out.ndim != 4 or out.shape[1] != 3:
         raise InputError(f"the eye's model file gives {out.shape[1] if out.ndim == 4 else '?'} maps, not the 3 "

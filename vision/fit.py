@@ -34,7 +34,7 @@ import numpy as np
 from tablesight.scene import SIZE_CLASSES
 from vision.candidates import Candidates, Seed, find_candidates, inside_points
 from vision.facemap import FaceMaps, sample
-from vision.refine import align_centres
+from vision.refine import align_centres, masked_median
 from vision.verdict import CircleEvidence, load_verdict
 
 
@@ -288,9 +288,11 @@ def circle_evidence(maps: FaceMaps, reading: RimReading, shown: np.ndarray, expl
     open_ = ~covered & ~explained
     n_open, n_shown = open_.sum(1), shown.sum(1)
     some = np.maximum(n_shown, 1)
-    # the face and its height at the centre
-    face_in = sample(maps.face, reading.u, reading.v)
-    height_in = face_in * sample(maps.height, reading.u, reading.v) / np.maximum(face_in, 1e-6)
+    # the face over its inside, and the height of that face
+    fx, fy = inside_points(u, v, np.maximum(r - 2 * mm, 1.0))
+    face_pts = sample(maps.face, fx, fy)
+    face_in = face_pts.mean(1)
+    height_in = (face_pts * sample(maps.height, fx, fy)).sum(1) / np.maximum(face_pts.sum(1), 1e-6)
     ox, oy = u + (r + 3 * mm) * np.cos(reading.angles), v + (r + 3 * mm) * np.sin(reading.angles)
     face_out = sample(maps.face, ox, oy)
     # the height of the face around it, where there is face around (a disk it lies on, or the art it is printed in)
@@ -323,7 +325,7 @@ class _Judged:
     v: float = 0.0
     r: float = 0.0
     shown: np.ndarray | None = None
-    residual: float = 0.0
+    offset: np.ndarray | None = None
 
 
 def _copies(disks: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray, cfg: DetectorConfig
@@ -338,7 +340,7 @@ def _copies(disks: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray
 
 def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarray, r_class: np.ndarray,
            need_rim: np.ndarray, disks: np.ndarray, cfg: DetectorConfig, mm: float,
-           verdict: Callable[[CircleEvidence], float]) -> list[_Judged]:
+           verdict: Callable[[list[CircleEvidence]], np.ndarray]) -> list[_Judged]:
     """Candidates `idx` judged against the accepted disks (`disks`: u, v, r, r_class rows), all at once."""
     one = reading.take(idx)
     rc = r_class[idx]
@@ -364,7 +366,7 @@ def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarra
         w_rays = tuple(np.concatenate([a, b]) for a, b in zip(w_rays, _rays(alts, disks, cfg, mm)))
         whose = np.concatenate([plain, owner])
     evidence = circle_evidence(maps, weighed, *w_rays, rc[whose], mm)
-    prob = [float(verdict(ev)) for ev in evidence]
+    prob = [float(p) for p in verdict(evidence)] if evidence else []
     best: dict[int, int] = {}
     for row, k in enumerate(whose):           # the first likeliest reading of each circle
         if k not in best or prob[row] > prob[best[k]]:
@@ -378,10 +380,10 @@ def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarra
         elif not judge[k]:
             out.append(_Judged())
         else:
-            row, s = rows[k], w_rays[0][rows[k]]
+            row = rows[k]
             out.append(_Judged(evidence=evidence[row], probability=prob[row], u=float(weighed.u[row]),
-                               v=float(weighed.v[row]), r=float(weighed.r[row]), shown=s,
-                               residual=float(np.sqrt(np.mean(weighed.offset[row][s] ** 2))) if s.any() else 0.0))
+                               v=float(weighed.v[row]), r=float(weighed.r[row]), shown=w_rays[0][row],
+                               offset=weighed.offset[row]))
     return out
 
 
@@ -401,7 +403,10 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
     judgement is used only if no disk accepted since lies near enough to change it, so the walk decides exactly as
     one judging each candidate in turn would."""
     if verdict is None:
-        verdict = load_verdict(cfg.verdict_path).probability
+        model = load_verdict(cfg.verdict_path)
+        verdicts = lambda evs: model.probabilities(np.array([ev.vector() for ev in evs]))  # noqa: E731
+    else:
+        verdicts = lambda evs: [verdict(ev) for ev in evs]  # noqa: E731
     tol = cfg.rim_tolerance_mm * mm
     shown_all = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= tol)
     base = shown_all.mean(1)
@@ -434,7 +439,7 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 ahead = [j for j in walk[pos:] if not taken[j] and (j == i or j not in left or left[j][0] != near[j])
                          and (j not in known or known[j][0] != near[j])][:batch]
                 for j, judged in zip(ahead, _judge(maps, cand, reading, np.array(ahead), r_class, need_rim,
-                                                   disks[:len(done)], cfg, mm, verdict)):
+                                                   disks[:len(done)], cfg, mm, verdicts)):
                     known[j] = (int(near[j]), judged)
             j = known.pop(i)[1]
             if j.copy:
@@ -456,7 +461,9 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 near += np.hypot(cand.u - j.u, cand.v - j.v) <= j.r + r_class + within
                 done.append(Accepted(index=i, u=j.u, v=j.v, r=j.r, r_class=float(r_class[i]),
                                      rim_fraction=ev.rim_all, open_consistency=ev.open_consistency,
-                                     face=float(face[i]), residual=j.residual, shown=j.shown, probability=prob))
+                                     face=float(face[i]), shown=j.shown, probability=prob,
+                                     residual=float(np.sqrt(np.mean(j.offset[j.shown] ** 2)))
+                                     if j.shown.any() else 0.0))
                 taken[i] = True
                 added = True
         if not added:
@@ -489,6 +496,22 @@ def _aligned(done: list[Accepted], rect: np.ndarray, scale: float, mm: float, cf
                            np.array([a.r for a in done]) * scale, usable)
     return [replace(a, u=float((x + 0.5) / scale - 0.5), v=float((y + 0.5) / scale - 0.5))
             for a, x, y in zip(done, cx, cy)]
+
+
+def _ring_colours(rect: np.ndarray, done: list[Accepted], angles: np.ndarray, scale: float, mm: float,
+                  cfg: DetectorConfig) -> np.ndarray:
+    """Each disk's border colour (BGR, (M, 3)): the median a little inside its outline on the rays that show it
+    (all rays when fewer than four do), the tracker's identity cue."""
+    if not done:
+        return np.zeros((0, 3))
+    to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
+    rr = np.array([a.r for a in done]) * scale - cfg.ring_depth_mm * mm * scale
+    xs = to_rect(np.array([a.u for a in done]))[:, None] + rr[:, None] * np.cos(angles)
+    ys = to_rect(np.array([a.v for a in done]))[:, None] + rr[:, None] * np.sin(angles)
+    cols = cv2.remap(rect, xs.astype(np.float32), ys.astype(np.float32), cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE).astype(np.float64)          # (M, K, 3)
+    shown = np.array([a.shown for a in done])
+    return masked_median(cols, shown | (shown.sum(1, keepdims=True) < 4))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -552,22 +575,16 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
             seed_of[a.index] = best
             used.add(id(best))
     done = _aligned(done, rect, scale, mm, cfg)
+    rings = _ring_colours(rect, done, reading.angles, scale, mm, cfg)
     fits = []
-    for a in done:
+    for a, ring in zip(done, rings):
         if context[a.index]:
             continue
         seed = seed_of[a.index]
         size = SIZE_CLASSES[int(cand.size_index[a.index])]
-        # the border's colour, a little inside the outline on the rays that show it (the tracker's identity cue)
-        ang = reading.angles[a.shown] if a.shown.sum() >= 4 else reading.angles
-        rr = a.r * scale - cfg.ring_depth_mm * mm * scale
-        xs, ys = to_rect(a.u) + rr * np.cos(ang), to_rect(a.v) + rr * np.sin(ang)
-        cols = cv2.remap(rect, xs.astype(np.float32)[None, :], ys.astype(np.float32)[None, :], cv2.INTER_LINEAR,
-                         borderMode=cv2.BORDER_REPLICATE)[0].astype(np.float64)
-        med = np.median(cols, axis=0) if len(cols) else np.zeros(3)
         fits.append(DiskFit(cx=float(to_rect(a.u)), cy=float(to_rect(a.v)), r_px=a.r_class * scale, size=size,
                             rim_fraction=a.rim_fraction, open_consistency=a.open_consistency,
-                            residual_px=a.residual * scale, ring_bgr=(float(med[0]), float(med[1]), float(med[2])),
+                            residual_px=a.residual * scale, ring_bgr=(float(ring[0]), float(ring[1]), float(ring[2])),
                             confidence=confidence(a.rim_fraction, a.open_consistency, a.face)
                             if a.probability is None else min(a.probability, 0.999),
                             seed_id=None if seed is None else seed.id, seed_z=None if seed is None else seed.z,

@@ -54,7 +54,7 @@ def _profiles(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, an
     return np.sqrt(d[..., 0] + d[..., 1] + d[..., 2]).reshape(M, K, T - 2)
 
 
-def _masked_median(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def masked_median(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per row m, the median over axis 1 of a[m] where mask[m] (a: (M, K) or (M, K, D); mask: (M, K)); rows with
     nothing masked in give inf or nan."""
     m = mask if a.ndim == 2 else mask[..., None]
@@ -93,7 +93,7 @@ def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray
         g = _profiles(img, cx, cy, r, ang, rho)                    # (M, K, D)
         band = g[:, :, n_sh:n_sh + nc]
         enough = usable.sum(1) >= cfg.min_rays
-        t = np.where(enough[:, None], _masked_median(band, usable), band.mean(1))   # the disk's own profile
+        t = np.where(enough[:, None], masked_median(band, usable), band.mean(1))   # the disk's own profile
         t = t - t.mean(1, keepdims=True)
         t /= np.linalg.norm(t, axis=1, keepdims=True) + 1e-6
         # each shifted window against the disk's profile: t has zero mean, so the window's own mean drops out of
@@ -120,7 +120,7 @@ def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray
             dx = np.where(good, (a22 * b1 - a12 * b2) / safe, 0.0)
             dy = np.where(good, (a11 * b2 - a12 * b1) / safe, 0.0)
             res = np.abs(off - (ca[None, :] * dx[:, None] + sa[None, :] * dy[:, None]))
-            med = np.where((w > 0).any(1), _masked_median(res, w > 0), 0.0)
+            med = np.where((w > 0).any(1), masked_median(res, w > 0), 0.0)
             w = w * (res <= np.maximum(0.5, 2.5 * med)[:, None])
         cx += np.clip(dx, -cfg.reach_px, cfg.reach_px)
         cy += np.clip(dy, -cfg.reach_px, cfg.reach_px)

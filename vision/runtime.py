@@ -14,15 +14,28 @@ from tablesight.errors import InputError
 from vision.cpu_layout import for_cpu
 
 _lock = threading.Lock()
-_sessions: dict[tuple[str, int], ort.InferenceSession] = {}
+_sessions: dict[tuple, ort.InferenceSession] = {}
+_asked: dict[tuple, int] = {}    # input shapes asked for, per network and thread count
+FIXED_SESSIONS = 2               # sessions fixed to one input shape kept at once (each holds its own buffers)
 
 
-def session(path: Path, what: str, retrain: str) -> ort.InferenceSession:
+def session(path: Path, what: str, retrain: str, input_shape: tuple[int, ...] | None = None
+            ) -> ort.InferenceSession:
     """The network in `path` (`what`: how a message names it; `retrain`: the module that retrains it). It runs on
     as many threads as OpenCV is set to use: `cv2.setNumThreads(1)` keeps the whole eye on one core. A session may
-    be run from several threads at once."""
+    be run from several threads at once. `input_shape`: the shape it is about to be run on; a shape asked for
+    again (a live table's frames, all of one size) gets a session fixed to it, which runs about a tenth faster
+    (`vision.cpu_layout.for_cpu`); others share the one that takes any shape."""
     threads = max(1, cv2.getNumThreads())
-    key = (str(path), threads)
+    key: tuple = (str(path), threads)
+    if input_shape is not None:
+        shape = tuple(int(n) for n in input_shape)
+        with _lock:
+            if len(_asked) > 256:      # a stream of one-off shapes (crops of changed parts) is not remembered
+                _asked.clear()
+            _asked[key + (shape,)] = _asked.get(key + (shape,), 0) + 1
+            if _asked[key + (shape,)] >= 2:
+                key += (shape,)
     sess = _sessions.get(key)
     if sess is None:
         with _lock:
@@ -35,9 +48,13 @@ def session(path: Path, what: str, retrain: str) -> ort.InferenceSession:
             opts.log_severity_level = 3  # errors only: the runtime's notices are not the player's business
             try:
                 # the same function in blocks of channels the CPU runs fast (vision.cpu_layout)
-                sess = ort.InferenceSession(for_cpu(path.read_bytes()), opts, providers=["CPUExecutionProvider"])
+                fast = for_cpu(path.read_bytes(), input_shape=key[2] if len(key) > 2 else None)
+                sess = ort.InferenceSession(fast, opts, providers=["CPUExecutionProvider"])
             except Exception as exc:  # onnx and the runtime raise their own exception types for unreadable files
                 raise InputError(f"the eye's {what} file {path} cannot be read: {str(exc).strip()[:200]}") \
                     from None
+            fixed = [k for k in _sessions if len(k) > 2 and k[:2] == key[:2]]
+            if len(key) > 2 and len(fixed) >= FIXED_SESSIONS:
+                del _sessions[fixed[0]]        # the oldest fixed one goes
             _sessions[key] = sess
     return sess

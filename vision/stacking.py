@@ -109,6 +109,12 @@ def overlapping(a: DiskFit, b: DiskFit, margin_px: float = 0.5) -> bool:
     return math.hypot(a.cx - b.cx, a.cy - b.cy) < a.r_px + b.r_px - margin_px
 
 
+def _map_circles(fits: Sequence[DiskFit], scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Centres and class radii of fits in map px (`scale`: rectified px per map px)."""
+    cx, cy, r = (np.array([getattr(f, name) for f in fits], np.float64) for name in ("cx", "cy", "r_px"))
+    return (cx + 0.5) / scale - 0.5, (cy + 0.5) / scale - 0.5, r / scale
+
+
 def lens_evidence(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale: float, mm: float,
                   cfg: StackingConfig) -> tuple[float, int]:
     """How much disk i's outline shows where it runs inside disk j, as evidence that i lies above j: > 0 for above,
@@ -131,11 +137,9 @@ def lens_evidence(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale
     n = int(sel.sum())
     if n == 0:
         return 0.0, 0
-    third = np.zeros(K, bool)
-    for k, f in enumerate(fits):
-        if k not in (i, j):
-            fx, fy = (f.cx + 0.5) / scale - 0.5, (f.cy + 0.5) / scale - 0.5
-            third |= np.hypot(px - fx, py - fy) <= f.r_px / scale + 2.0 * mm
+    others = [k for k in range(len(fits)) if k not in (i, j)]
+    fx, fy, fr = _map_circles([fits[k] for k in others], scale)
+    third = (np.hypot(px[:, None] - fx, py[:, None] - fy) <= fr + 2.0 * mm).any(1)
     reach = cfg.rim_search_mm * mm
     t = np.linspace(-reach, reach, 5)
     ca, sa = np.cos(ang[sel]), np.sin(ang[sel])
@@ -157,11 +161,8 @@ def face_height(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale: 
     f = np.concatenate([np.full(8, 0.3), np.full(16, 0.55), np.full(24, 0.8)])
     ang = np.concatenate([np.arange(n) * (2 * math.pi / n) for n in (8, 16, 24)])
     px, py = ax + f * ar * np.cos(ang), ay + f * ar * np.sin(ang)
-    own = np.ones(len(px), bool)
-    for k, b in enumerate(fits):
-        if k != i:
-            bx, by = (b.cx + 0.5) / scale - 0.5, (b.cy + 0.5) / scale - 0.5
-            own &= np.hypot(px - bx, py - by) > b.r_px / scale + 2.0 * mm
+    bx, by, br = _map_circles([b for k, b in enumerate(fits) if k != i], scale)
+    own = (np.hypot(px[:, None] - bx, py[:, None] - by) > br + 2.0 * mm).all(1)
     if own.sum() < 4:
         return None
     w = sample(maps.face, px[own], py[own])

@@ -120,3 +120,36 @@ def test_padding_alone_keeps_a_concatenation_of_padded_parts_in_step():
     x = np.random.default_rng(4).integers(0, 256, (1, 3, 64, 64)).astype(np.float32)
     ours = _run(padded(model).SerializeToString(), x)
     assert np.abs(ours - _run(model.SerializeToString(), x)).max() < 1e-5
+
+
+def test_a_network_fixed_to_one_input_shape_computes_the_same_and_refuses_a_wrong_rank():
+    model = _tiny_face_net(5)
+    x = np.random.default_rng(5).integers(0, 256, (1, 3, 64, 96)).astype(np.float32)
+    raw = model.SerializeToString()
+    fixed = for_cpu(raw, input_shape=x.shape)
+    dims = [d.dim_value for d in onnx.load_from_string(fixed).graph.input[0].type.tensor_type.shape.dim]
+    assert dims == [1, 3, 64, 96]
+    assert np.abs(_run(fixed, x) - _run(raw, x)).max() < 1e-5
+    with pytest.raises(ValueError, match="dimensions"):
+        for_cpu(raw, input_shape=(64, 96))
+
+
+def test_a_shape_asked_for_again_gets_its_own_session_and_few_are_kept(tmp_path, monkeypatch):
+    import vision.runtime as runtime
+
+    monkeypatch.setattr(runtime, "_sessions", {})
+    monkeypatch.setattr(runtime, "_asked", {})
+    path = tmp_path / "tiny.onnx"
+    path.write_bytes(_tiny_face_net(6).SerializeToString())
+    x = np.random.default_rng(6).integers(0, 256, (1, 3, 48, 64)).astype(np.float32)
+    any_shape = runtime.session(path, "model", "vision.facemap_training", x.shape)
+    assert runtime.session(path, "model", "vision.facemap_training") is any_shape      # once: the shared one
+    fixed = runtime.session(path, "model", "vision.facemap_training", x.shape)         # again: its own
+    assert fixed is not any_shape and fixed.get_inputs()[0].shape == [1, 3, 48, 64]
+    assert runtime.session(path, "model", "vision.facemap_training", x.shape) is fixed
+    name = fixed.get_inputs()[0].name
+    assert np.abs(fixed.run(None, {name: x})[0] - any_shape.run(None, {name: x})[0]).max() < 1e-5
+    for size in (32, 80, 96):      # more shapes run again and again: only the latest few keep a session
+        for _ in range(2):
+            runtime.session(path, "model", "vision.facemap_training", (1, 3, size, size))
+    assert sum(len(k) > 2 for k in runtime._sessions) == runtime.FIXED_SESSIONS

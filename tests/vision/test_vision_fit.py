@@ -349,3 +349,20 @@ def test_judging_candidates_ahead_decides_as_judging_them_in_turn(monkeypatch):
         found[batch] = locate(maps)
     assert len(found[1]) >= 8
     assert found[1] == found[3] == found[32]
+
+
+def test_face_inside_is_read_over_the_whole_inside_not_at_the_centre_alone():
+    # Regression: the evidence once read the face (and its height) at the centre point only. A large circle
+    # round a small disk (a ring printed round the art's centre, say) has face at its centre and none elsewhere.
+    from vision.fit import RimReading, circle_evidence
+
+    maps = draw_maps([(150.0, 150.0, 12.0)])
+    K = DEFAULT_CONFIG.rays
+    u = v = (150.0 + 0.5) * MM - 0.5
+    reading = RimReading(u=np.array([u]), v=np.array([v]), r=np.array([44.5 * MM]), offset=np.zeros((1, K)),
+                         peak=np.ones((1, K)), angles=np.arange(K) * (2 * math.pi / K))
+    rays = np.ones((1, K), bool), np.zeros((1, K), bool), np.zeros((1, K), bool)
+    ev = circle_evidence(maps, reading, *rays, np.array([44.5 * MM]), MM)[0]
+    assert ev.face_inside < 0.4
+    whole = circle_evidence(draw_maps([(150.0, 150.0, 44.5)]), reading, *rays, np.array([44.5 * MM]), MM)[0]
+    assert whole.face_inside > 0.95
