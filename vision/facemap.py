@@ -68,8 +68,16 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMap
         raise InputError(f"face_maps: expected a BGR uint8 image, got {rect.dtype} {rect.shape}")
     h, w = rect.shape[:2]
     ph, pw = -(-h // _ALIGN) * _ALIGN, -(-w // _ALIGN) * _ALIGN
-    img = rect if (ph, pw) == (h, w) else cv2.copyMakeBorder(rect, 0, ph - h, 0, pw - w, cv2.BORDER_REFLECT)
-    blob = np.ascontiguousarray(img.transpose(2, 0, 1)[None], np.float32)  # (1, 3, H, W), BGR as is, 0..255
+    # (1, 3, H, W), BGR as is, 0..255, padded to whole strides by mirroring the last rows and columns
+    if ph - h > h or pw - w > w:    # smaller than its padding: mirrored as often as it takes
+        blob = np.ascontiguousarray(cv2.copyMakeBorder(rect, 0, ph - h, 0, pw - w, cv2.BORDER_REFLECT)
+                                    .transpose(2, 0, 1)[None], np.float32)
+    else:                           # in one pass: the image, then its last rows and columns mirrored
+        blob = np.empty((1, 3, ph, pw), np.float32)
+        for k, plane in enumerate(cv2.split(rect)):    # plane by plane: faster than a strided transpose
+            blob[0, k, :h, :w] = plane
+        blob[0, :, h:, :w] = blob[0, :, h - 1:2 * h - ph - 1 if 2 * h > ph else None:-1, :w]
+        blob[0, :, :, w:] = blob[0, :, :, w - 1:2 * w - pw - 1 if 2 * w > pw else None:-1]
     sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "model", "vision.facemap_training",
                    blob.shape)
     out = sess.run(None, {sess.get_inputs()[0].name: blob})[0]

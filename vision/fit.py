@@ -157,10 +157,12 @@ def read_rims(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r: np.ndarray, angl
     best = prof.max(0)
     k = np.argmax(prof == best, axis=0)    # the first highest sample, as argmax picks it (faster across rows)
     kk = np.minimum(np.maximum(k, 1), T - 2)
-    flat, cols = prof.reshape(-1), np.arange(prof.shape[1])
-    p0, p1, p2 = (flat[(kk + o) * prof.shape[1] + cols] for o in (-1, 0, 1))
+    flat, n = prof.reshape(-1), prof.shape[1]
+    at = kk * n + np.arange(n)
+    p0, p1, p2 = flat[at - n], flat[at], flat[at + n]
     den = p0 - 2 * p1 + p2
-    frac = np.where(den < -1e-6, 0.5 * (p0 - p2) / np.where(den < -1e-6, den, -1.0), 0.0)
+    curved = den < -1e-6
+    frac = np.where(curved, 0.5 * (p0 - p2) / np.where(curved, den, -1.0), 0.0)
     shape = (len(u), len(angles))
     offset = (t[kk] + np.clip(frac, -0.5, 0.5) * step).reshape(shape)
     return RimReading(u=u, v=v, r=r, offset=offset, peak=best.reshape(shape), angles=angles)
@@ -174,6 +176,7 @@ def fit_circles(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarr
     K = cfg.rays
     angles = np.arange(K) * (2.0 * math.pi / K)
     ca, sa = np.cos(angles), np.sin(angles)
+    basis = np.stack([ca * ca, ca * sa, sa * sa, ca, sa, np.ones(K)], axis=1)    # (K, 6)
     u, v, r = u.astype(np.float64).copy(), v.astype(np.float64).copy(), r_class.astype(np.float64).copy()
     reach = cfg.profile_reach_mm * mm
     tol = cfg.rim_tolerance_mm * mm
@@ -186,11 +189,11 @@ def fit_circles(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarr
         if exclude is not None:
             w[exclude] = 0.0
         w *= reading.peak
-        # offset_k ~ dx cos + dy sin (+ dr): weighted least squares per circle
-        a11, a12, a22 = (w * ca * ca).sum(1), (w * ca * sa).sum(1), (w * sa * sa).sum(1)
-        b1, b2 = (w * ca * reading.offset).sum(1), (w * sa * reading.offset).sum(1)
-        a13, a23, a33, b3 = (w * ca).sum(1), (w * sa).sum(1), w.sum(1), (w * reading.offset).sum(1)
-        free = (w > 0).mean(1) >= 0.85
+        # offset_k ~ dx cos + dy sin (+ dr): weighted least squares per circle, its sums as two matrix products
+        n = (w > 0).sum(1)
+        a11, a12, a22, a13, a23, a33 = (w @ basis).T
+        b1, b2, b3 = ((w * reading.offset) @ basis[:, 3:]).T
+        free = n / K >= 0.85
         # batched normal equations; the radius row is pinned (zero shift) for disks not seen nearly whole
         A = np.zeros((len(u), 3, 3))
         A[:, 0, 0], A[:, 0, 1], A[:, 1, 1] = a11, a12, a22
@@ -199,7 +202,7 @@ def fit_circles(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarr
         A[:, 1, 2] = A[:, 2, 1] = np.where(free, a23, 0.0)
         A[:, 2, 2] = np.where(free, a33, 1.0)
         bvec = np.stack([b1, b2, np.where(free, b3, 0.0)], axis=1)
-        enough = ((w > 0).sum(1) >= 5) & (np.abs(np.linalg.det(A)) > 1e-9)
+        enough = (n >= 5) & (np.abs(np.linalg.det(A)) > 1e-9)
         sol = np.zeros((len(u), 3))
         if enough.any():
             sol[enough] = np.linalg.solve(A[enough], bvec[enough][..., None])[..., 0]
@@ -563,10 +566,11 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
     # a disk found anew where the previous scene had one of its size continues it (its id and order)
     seed_of = {a.index: cand.seed[a.index] for a in done}
     used = {id(s) for s in seed_of.values() if s is not None}
+    seeded = [k for k, s in enumerate(cand.seed) if s is not None]
     for a in done:
         if seed_of[a.index] is not None:
             continue
-        near = [s for k, s in enumerate(cand.seed) if s is not None and id(s) not in used
+        near = [s for k, s in ((k, cand.seed[k]) for k in seeded) if id(s) not in used
                 and cand.size_index[k] == cand.size_index[a.index]
                 and math.hypot(cand.u[k] - a.u, cand.v[k] - a.v) < cfg.copy_distance * a.r]
         if near:

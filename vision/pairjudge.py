@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -56,6 +57,15 @@ def lens_frame(a: Circle, b: Circle) -> np.ndarray:
     return np.array([[ex, nx, mx - c * (ex + nx)], [ey, ny, my - c * (ey + ny)]], np.float64)
 
 
+@lru_cache(maxsize=1)
+def _patch_grid() -> tuple[np.ndarray, np.ndarray]:
+    """The patch's pixel rows and columns (float64), made once."""
+    yy, xx = np.mgrid[0:PATCH, 0:PATCH].astype(np.float64)
+    yy.setflags(write=False)
+    xx.setflags(write=False)
+    return yy, xx
+
+
 def pair_patch(image: np.ndarray, a: Circle, b: Circle, px_per_mm: float = 1.0) -> np.ndarray:
     """The judge's input for "does A lie on B": (5, PATCH, PATCH) float32: B, G, R (0..1, centred), then the
     signed distance to A's and B's circle (mm, negative inside, clipped, scaled to -1..1). `a`, `b` in mm of the
@@ -76,7 +86,7 @@ def pair_patch(image: np.ndarray, a: Circle, b: Circle, px_per_mm: float = 1.0) 
         src, to_src = image, m * px_per_mm
     bgr = cv2.warpAffine(src, to_src, (PATCH, PATCH), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                          borderMode=cv2.BORDER_REPLICATE)
-    yy, xx = np.mgrid[0:PATCH, 0:PATCH].astype(np.float64)
+    yy, xx = _patch_grid()
     px = m[0, 0] * xx + m[0, 1] * yy + m[0, 2]
     py = m[1, 0] * xx + m[1, 1] * yy + m[1, 2]
     out = np.empty((5, PATCH, PATCH), np.float32)

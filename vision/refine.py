@@ -43,10 +43,12 @@ def _profiles(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, an
               ) -> np.ndarray:
     """Colour-step magnitude along each ray: (M, K, len(rho) - 2)."""
     M, K, T = len(cx), len(ang), len(rho)
-    X = (cx[:, None, None] + (r[:, None, None] + rho[None, None, :]) * np.cos(ang)[None, :, None])
-    Y = (cy[:, None, None] + (r[:, None, None] + rho[None, None, :]) * np.sin(ang)[None, :, None])
-    mx = np.ascontiguousarray(X.reshape(M * K, T), np.float32)
-    my = np.ascontiguousarray(Y.reshape(M * K, T), np.float32)
+    ca, sa = np.cos(ang)[:, None], np.sin(ang)[:, None]
+    # the circle's points plus each sample's step along the ray, straight into the sampler's float32
+    mx, my = np.empty((2, M, K, T), np.float32)
+    np.add((cx[:, None] + r[:, None] * np.cos(ang))[..., None], rho * ca, out=mx, casting="unsafe")
+    np.add((cy[:, None] + r[:, None] * np.sin(ang))[..., None], rho * sa, out=my, casting="unsafe")
+    mx, my = mx.reshape(M * K, T), my.reshape(M * K, T)
     P = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT).astype(np.float32)
     d = P[:, 2:] - P[:, :-2]
     d *= d
@@ -65,11 +67,14 @@ def masked_median(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (pick(lo) + pick(np.minimum(hi, a.shape[1] - 1))) / 2
 
 
-def _window_sums(a: np.ndarray, n: int, count: int) -> np.ndarray:
-    """Sums of a[..., s:s + n] for s < count, in float64: (..., count)."""
-    c = np.zeros((*a.shape[:-1], a.shape[-1] + 1))
-    np.cumsum(a, axis=-1, dtype=np.float64, out=c[..., 1:])
-    return c[..., n:n + count] - c[..., :count]
+def _window_spread(g: np.ndarray, n: int, count: int) -> np.ndarray:
+    """For each window g[..., s:s + n], s < count: the sum of its squared deviations from its mean (float64),
+    from running box sums along the last axis."""
+    flat = g.reshape(-1, g.shape[-1])
+    box = dict(ksize=(n, 1), anchor=(0, 0), normalize=False, borderType=cv2.BORDER_CONSTANT)
+    s1 = cv2.boxFilter(flat, cv2.CV_64F, **box)[:, :count]
+    s2 = cv2.sqrBoxFilter(flat, cv2.CV_64F, **box)[:, :count]
+    return np.maximum(s2 - s1 * s1 / n, 0.0).reshape(*g.shape[:-1], count)
 
 
 def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, usable: np.ndarray,
@@ -99,8 +104,7 @@ def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray
         # each shifted window against the disk's profile: t has zero mean, so the window's own mean drops out of
         # the product, and the window's spread comes from running sums (no window is copied)
         win = np.lib.stride_tricks.sliding_window_view(g, nc, axis=2)[:, :, :S]   # (M, K, S, nc)
-        ncc = np.einsum("mksn,mn->mks", win, t) / (np.sqrt(np.maximum(
-            _window_sums(g * g, nc, S) - _window_sums(g, nc, S) ** 2 / nc, 0.0)) + 1e-6)
+        ncc = np.einsum("mksn,mn->mks", win, t) / (np.sqrt(_window_spread(g, nc, S)) + 1e-6)
         j = np.argmax(ncc, axis=2)
         jj = np.clip(j, 1, S - 2)[..., None]
         a0, a1, a2 = (np.take_along_axis(ncc, jj + o, 2)[..., 0] for o in (-1, 0, 1))

@@ -148,3 +148,28 @@ def test_streamed_training_refuses_what_cannot_run(argv, capsys):
 
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("facemap_training: ")
+
+
+@pytest.mark.parametrize("h, w", [(980, 980), (37, 50), (16, 16), (9, 20), (100, 3), (5, 5)])
+def test_the_network_reads_the_image_mirrored_to_whole_strides(monkeypatch, h, w):
+    import cv2
+
+    import vision.facemap as facemap
+
+    fed = {}
+
+    class Session:
+        def get_inputs(self):
+            return [type("Input", (), {"name": "bgr"})()]
+
+        def run(self, _, feed):
+            fed["x"] = feed["bgr"]
+            return [np.zeros((1, 3, feed["bgr"].shape[2] // 2, feed["bgr"].shape[3] // 2), np.float32)]
+
+    monkeypatch.setattr(facemap, "session", lambda *a, **k: Session())
+    rect = np.random.default_rng(h * w).integers(0, 256, (h, w, 3)).astype(np.uint8)
+    maps = facemap.face_maps(rect)
+    ph, pw = -(-h // 16) * 16, -(-w // 16) * 16
+    want = cv2.copyMakeBorder(rect, 0, ph - h, 0, pw - w, cv2.BORDER_REFLECT).transpose(2, 0, 1)[None]
+    assert fed["x"].dtype == np.float32 and np.array_equal(fed["x"], want)
+    assert maps.shape == (h // 2, w // 2)
