@@ -7,8 +7,10 @@ layers at half resolution, the decoder's skip connections concatenated) those re
 much as the convolutions themselves (`benchmarks/results/vision.md`). Three rewrites, each exact in arithmetic
 (only the order of float sums changes: the maps agree to about 1e-5):
 
-1. `input_scaling_folded`: the input's `x * a - c` is folded into the first convolution's weights and bias; the
-   input is padded with the value `c / a`, which scales to the zero the convolution used to pad with.
+1. `input_scaling_folded`: the input's `x * a - c` is folded into the first convolution's weights, and the model
+   asks to be given `x - c / a` instead (its `INPUT_OFFSET` metadata says `c / a`; `input_offset` reads it): that
+   is zero where the scaled input was zero, so the convolution pads with zeros as before, and the caller's own
+   copy of its input does the subtraction for free.
 2. `without_concats`: a 1x1 convolution of a concatenation is the sum of 1x1 convolutions of its parts, and a
    part that was upsampled is convolved before the upsampling (both are linear and commute; bilinear weights sum
    to one, so the bias is untouched): fewer channels are upsampled, nothing large is copied.
@@ -16,7 +18,8 @@ much as the convolutions themselves (`benchmarks/results/vision.md`). Three rewr
    and every reader gives them zero weights: the whole network runs blocked.
 
 `for_cpu` applies all three to a serialized model, or gives it back unchanged when it holds anything these do
-not know (the pair judge, say): a network is never run differently from what it computes.
+not know (the pair judge, say): a network is never run differently from what it computes, as long as its input
+is given less `input_offset` (0 for a model left as it was).
 """
 
 from __future__ import annotations
@@ -26,11 +29,18 @@ import onnx
 from onnx import numpy_helper
 
 BLOCK = 16                  # channels a block: AVX-512's (a multiple of AVX2's 8)
+INPUT_OFFSET = "tablesight.input_offset"   # metadata: what to subtract from the input before running the model
 _PER_CHANNEL = {"Relu", "Sigmoid", "Resize", "Upsample"}   # ops that keep each channel to itself
 
 
 class Unsupported(ValueError):
     """The graph holds a node a rewrite does not know; it is to be left as it is."""
+
+
+def input_offset(metadata: dict[str, str]) -> float:
+    """What a model rewritten by `for_cpu` wants subtracted from its input, from its metadata (ONNX Runtime's
+    `get_modelmeta().custom_metadata_map`): 0 for a model left as it was."""
+    return float(metadata.get(INPUT_OFFSET, 0.0))
 
 
 def for_cpu(model_bytes: bytes, block: int = BLOCK, input_shape: tuple[int, ...] | None = None) -> bytes:
@@ -147,7 +157,8 @@ class _Graph:
 
 def input_scaling_folded(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of `model` with its input's `Mul(a)` then `Sub(c)` (scalars), read by one convolution, folded into
-    that convolution (1. above); unchanged when the graph does not start that way."""
+    that convolution, the input to be given less `c / a` (1. above); unchanged when the graph does not start that
+    way."""
     m = _copy(model)
     g = _Graph(m.graph)
     x = m.graph.input[0].name
@@ -156,23 +167,18 @@ def input_scaling_folded(model: onnx.ModelProto) -> onnx.ModelProto:
     conv = g.only_reader(sub.output[0]) if sub is not None and sub.op_type == "Sub" else None
     if conv is None or conv.op_type != "Conv" or _attr(conv, "group", 1) != 1 or mul.input[0] != x \
             or sub.input[0] != mul.output[0] or conv.input[0] != sub.output[0] \
-            or _attr(conv, "auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+            or any(p.key == INPUT_OFFSET for p in m.metadata_props):
         return m
     a, c = g.value(mul.input[1]), g.value(sub.input[1])
     if a is None or c is None or a.size != 1 or c.size != 1 or float(a.reshape(-1)[0]) == 0.0:
         return m
     a, c = float(a.reshape(-1)[0]), float(c.reshape(-1)[0])
     w, b = g.conv_weights(conv)
-    g.set_conv_weights(conv, w * a, b - c * w.sum(axis=(1, 2, 3)), "folded")
-    pads = list(_attr(conv, "pads", [0, 0, 0, 0]))
-    half = len(pads) // 2
-    pad = onnx.helper.make_node(
-        "Pad", [x, g.add_weight(np.array([0, 0] + pads[:half] + [0, 0] + pads[half:], np.int64), "input_pads"),
-                g.add_weight(np.array(c / a, np.float32), "input_pad_value")],
-        ["input_padded"], name="input_pad", mode="constant")
-    conv.input[0] = "input_padded"
-    _set_attr(conv, "pads", [0] * len(pads))
-    g.replace_nodes([pad] + [n for n in m.graph.node if n.output[0] not in (mul.output[0], sub.output[0])])
+    # (x - c / a) * a = x * a - c: the weights take the scale, the caller the offset
+    g.set_conv_weights(conv, w * a, b, "folded")
+    conv.input[0] = x
+    g.replace_nodes([n for n in m.graph.node if n.output[0] not in (mul.output[0], sub.output[0])])
+    onnx.helper.set_model_props(m, {**{p.key: p.value for p in m.metadata_props}, INPUT_OFFSET: repr(c / a)})
     return m
 
 
@@ -254,9 +260,6 @@ def padded(model: onnx.ModelProto, block: int = BLOCK) -> onnx.ModelProto:
         elif op in ("Resize", "Upsample") and not _plain_resize(g, node):
             raise Unsupported(f"{node.name} resizes more than height and width")
         elif op in _PER_CHANNEL or (op in ("Mul", "Sub", "Add", "Div") and _scalar(g, node.input[1])):
-            layout[out] = layout[node.input[0]]
-        elif op == "Pad" and g.value(node.input[1]) is not None and \
-                not np.any(g.value(node.input[1]).reshape(2, -1)[:, :2]):     # height and width only
             layout[out] = layout[node.input[0]]
         elif op == "Add" and node.input[1] in layout:
             (ia, pa), (ib, pb) = layout[node.input[0]], layout[node.input[1]]

@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 
 from tablesight.errors import InputError
+from vision.cpu_layout import input_offset
 from vision.runtime import session
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "facemap.onnx"
@@ -68,18 +69,19 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMap
         raise InputError(f"face_maps: expected a BGR uint8 image, got {rect.dtype} {rect.shape}")
     h, w = rect.shape[:2]
     ph, pw = -(-h // _ALIGN) * _ALIGN, -(-w // _ALIGN) * _ALIGN
-    # (1, 3, H, W), BGR as is, 0..255, padded to whole strides by mirroring the last rows and columns
+    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "model", "vision.facemap_training",
+                   (1, 3, ph, pw))
+    offset = input_offset(sess.get_modelmeta().custom_metadata_map)    # vision.cpu_layout
+    # (1, 3, H, W), BGR as is, 0..255 less the offset, padded to whole strides by mirroring the last rows and columns
     if ph - h > h or pw - w > w:    # smaller than its padding: mirrored as often as it takes
         blob = np.ascontiguousarray(cv2.copyMakeBorder(rect, 0, ph - h, 0, pw - w, cv2.BORDER_REFLECT)
-                                    .transpose(2, 0, 1)[None], np.float32)
+                                    .transpose(2, 0, 1)[None], np.float32) - np.float32(offset)
     else:                           # in one pass: the image, then its last rows and columns mirrored
         blob = np.empty((1, 3, ph, pw), np.float32)
         for k, plane in enumerate(cv2.split(rect)):    # plane by plane: faster than a strided transpose
-            blob[0, k, :h, :w] = plane
+            np.subtract(plane, np.float32(offset), out=blob[0, k, :h, :w], casting="unsafe")
         blob[0, :, h:, :w] = blob[0, :, h - 1:2 * h - ph - 1 if 2 * h > ph else None:-1, :w]
         blob[0, :, :, w:] = blob[0, :, :, w - 1:2 * w - pw - 1 if 2 * w > pw else None:-1]
-    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "model", "vision.facemap_training",
-                   blob.shape)
     out = sess.run(None, {sess.get_inputs()[0].name: blob})[0]
     if out.ndim != 4 or out.shape[1] != 3:
         raise InputError(f"the eye's model file gives {out.shape[1] if out.ndim == 4 else '?'} maps, not the 3 "

@@ -105,8 +105,11 @@ class StackingConfig:
 DEFAULT_STACKING = StackingConfig()
 
 
-def overlapping(a: DiskFit, b: DiskFit, margin_px: float = 0.5) -> bool:
-    return math.hypot(a.cx - b.cx, a.cy - b.cy) < a.r_px + b.r_px - margin_px
+def overlapping_pairs(fits: Sequence[DiskFit], margin_px: float = 0.5) -> list[tuple[int, int]]:
+    """The pairs (i < j) of fits whose class circles overlap by more than `margin_px`, in order."""
+    x, y, r = (np.array([getattr(f, name) for f in fits], np.float64) for name in ("cx", "cy", "r_px"))
+    over = np.hypot(x[:, None] - x, y[:, None] - y) < r[:, None] + r - margin_px
+    return [(int(i), int(j)) for i, j in zip(*np.nonzero(np.triu(over, 1)))]
 
 
 def _map_circles(fits: Sequence[DiskFit], scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -234,7 +237,7 @@ def order_stacks(maps: FaceMaps, fits: Sequence[DiskFit], scale: float, px_per_m
     decided: list[PairEvidence] = []
     weak: list[PairEvidence] = []
     touching: list[tuple[int, int]] = []
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if overlapping(fits[i], fits[j])]
+    pairs = overlapping_pairs(fits)
     if unchanged is not None:
         if len(unchanged) != n:
             raise ValueError("unchanged: one flag per fit")

@@ -9,13 +9,15 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from vision.cpu_layout import BLOCK, Unsupported, for_cpu, padded
+from vision.cpu_layout import BLOCK, Unsupported, for_cpu, input_offset, padded
 
 
 def _run(model_bytes: bytes, x: np.ndarray) -> np.ndarray:
+    """The model's output for input x, given less the offset the model asks for (as its callers give it)."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+    x = x - np.float32(input_offset(sess.get_modelmeta().custom_metadata_map))
     return sess.run(None, {sess.get_inputs()[0].name: x})[0]
 
 
@@ -82,7 +84,10 @@ def test_the_rewritten_network_computes_what_the_file_computes(seed, size):
 def test_the_rewritten_network_has_whole_blocks_no_concatenation_and_no_input_scaling():
     fast = onnx.load_from_string(for_cpu(_tiny_face_net().SerializeToString()))
     ops = [n.op_type for n in fast.graph.node]
-    assert "Concat" not in ops and "Mul" not in ops and "Sub" not in ops and ops[0] == "Pad"
+    assert "Concat" not in ops and "Mul" not in ops and "Sub" not in ops and "Pad" not in ops and ops[0] == "Conv"
+    # the input's scaling is now the first convolution's, its offset the caller's to subtract
+    assert input_offset({p.key: p.value for p in fast.metadata_props}) == pytest.approx(0.5 / (1 / 255))
+    assert input_offset({}) == 0.0
     weights = {t.name: numpy_helper.to_array(t) for t in fast.graph.initializer}
     for n in fast.graph.node:
         if n.op_type == "Conv" and n.output[0] != "head":

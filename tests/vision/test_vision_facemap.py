@@ -154,6 +154,8 @@ def test_streamed_training_refuses_what_cannot_run(argv, capsys):
 def test_the_network_reads_the_image_mirrored_to_whole_strides(monkeypatch, h, w):
     import cv2
 
+    from vision.cpu_layout import INPUT_OFFSET
+
     import vision.facemap as facemap
 
     fed = {}
@@ -161,6 +163,9 @@ def test_the_network_reads_the_image_mirrored_to_whole_strides(monkeypatch, h, w
     class Session:
         def get_inputs(self):
             return [type("Input", (), {"name": "bgr"})()]
+
+        def get_modelmeta(self):     # a network rewritten for the CPU asks for its input less an offset
+            return type("Meta", (), {"custom_metadata_map": {INPUT_OFFSET: "2.5"}})()
 
         def run(self, _, feed):
             fed["x"] = feed["bgr"]
@@ -171,5 +176,5 @@ def test_the_network_reads_the_image_mirrored_to_whole_strides(monkeypatch, h, w
     maps = facemap.face_maps(rect)
     ph, pw = -(-h // 16) * 16, -(-w // 16) * 16
     want = cv2.copyMakeBorder(rect, 0, ph - h, 0, pw - w, cv2.BORDER_REFLECT).transpose(2, 0, 1)[None]
-    assert fed["x"].dtype == np.float32 and np.array_equal(fed["x"], want)
+    assert fed["x"].dtype == np.float32 and np.array_equal(fed["x"], want.astype(np.float32) - 2.5)
     assert maps.shape == (h // 2, w // 2)
