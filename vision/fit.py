@@ -35,7 +35,7 @@ from tablesight.scene import SIZE_CLASSES
 from vision.candidates import Candidates, Seed, find_candidates, inside_points
 from vision.facemap import FaceMaps, sample
 from vision.refine import align_centres, masked_median
-from vision.verdict import CircleEvidence, load_verdict
+from vision.verdict import FEATURES, CircleEvidence, load_verdict
 
 
 @dataclass(frozen=True)
@@ -313,7 +313,9 @@ def circle_evidence(maps: FaceMaps, reading: RimReading, shown: np.ndarray, expl
         "face_outside": face_out.mean(1),
         "height_step": step,
         "radius_mm": np.asarray(r_class) / mm}
-    return [CircleEvidence(**{k: float(a[m]) for k, a in measures.items()}) for m in range(len(reading.u))]
+    columns = [np.broadcast_to(np.asarray(measures[name], np.float64), (len(reading.u),)).tolist()
+               for name in FEATURES]
+    return [CircleEvidence(*row) for row in zip(*columns)]
 
 
 @dataclass(frozen=True, eq=False)
