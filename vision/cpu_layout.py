@@ -43,23 +43,27 @@ def input_offset(metadata: dict[str, str]) -> float:
     return float(metadata.get(INPUT_OFFSET, 0.0))
 
 
-def for_cpu(model_bytes: bytes, block: int = BLOCK, input_shape: tuple[int, ...] | None = None) -> bytes:
+def for_cpu(model_bytes: bytes, block: int = BLOCK) -> bytes:
     """`model_bytes` (a serialized ONNX model) rewritten by the three steps above, or unchanged when a step does
-    not apply. `input_shape`: the model fixed to inputs of this one shape (the runtime then knows every tensor's
-    size, so it can add a convolution's sum into it even where one part was upsampled). Raises onnx's DecodeError
-    for bytes that are not a model."""
+    not apply. Raises onnx's DecodeError for bytes that are not a model."""
     model = onnx.load_from_string(model_bytes)
-    if input_shape is not None:
-        dims = model.graph.input[0].type.tensor_type.shape.dim
-        if len(dims) != len(input_shape):
-            raise ValueError(f"input_shape {input_shape}: the model's input has {len(dims)} dimensions")
-        for d, n in zip(dims, input_shape):
-            d.Clear()
-            d.dim_value = int(n)
     try:
         model = padded(without_concats(input_scaling_folded(model)), block)
     except Exception:   # Unsupported, or a graph onnx's shape inference cannot follow: run the file as it is
         return model_bytes
+    return model.SerializeToString()
+
+
+def with_input_shape(model_bytes: bytes, input_shape: tuple[int, ...]) -> bytes:
+    """The model fixed to inputs of this one shape: the runtime then knows every tensor's size, so it can add a
+    convolution's sum into it even where one part was upsampled (about a tenth faster on the face network)."""
+    model = onnx.load_from_string(model_bytes)
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    if len(dims) != len(input_shape):
+        raise ValueError(f"input_shape {tuple(input_shape)}: the model's input has {len(dims)} dimensions")
+    for d, n in zip(dims, input_shape):
+        d.Clear()
+        d.dim_value = int(n)
     return model.SerializeToString()
 
 

@@ -11,12 +11,14 @@ import cv2
 import onnxruntime as ort
 
 from tablesight.errors import InputError
-from vision.cpu_layout import for_cpu
+from vision.cpu_layout import for_cpu, with_input_shape
 
 _lock = threading.Lock()
 _sessions: dict[tuple, ort.InferenceSession] = {}
+_layouts: dict[str, bytes] = {}  # each file as rewritten for the CPU (vision.cpu_layout), read once
 _asked: dict[tuple, int] = {}    # input shapes asked for, per network and thread count
 FIXED_SESSIONS = 2               # sessions fixed to one input shape kept at once (each holds its own buffers)
+FIXED_AFTER = 2                  # ... made for a shape once it has been asked for this often
 
 
 def session(path: Path, what: str, retrain: str, input_shape: tuple[int, ...] | None = None
@@ -25,7 +27,7 @@ def session(path: Path, what: str, retrain: str, input_shape: tuple[int, ...] | 
     as many threads as OpenCV is set to use: `cv2.setNumThreads(1)` keeps the whole eye on one core. A session may
     be run from several threads at once. `input_shape`: the shape it is about to be run on; a shape asked for
     again (a live table's frames, all of one size) gets a session fixed to it, which runs about a tenth faster
-    (`vision.cpu_layout.for_cpu`); others share the one that takes any shape."""
+    (`vision.cpu_layout.with_input_shape`); others share the one that takes any shape."""
     threads = max(1, cv2.getNumThreads())
     key: tuple = (str(path), threads)
     if input_shape is not None:
@@ -34,22 +36,22 @@ def session(path: Path, what: str, retrain: str, input_shape: tuple[int, ...] | 
             if len(_asked) > 256:      # a stream of one-off shapes (crops of changed parts) is not remembered
                 _asked.clear()
             _asked[key + (shape,)] = _asked.get(key + (shape,), 0) + 1
-            if _asked[key + (shape,)] >= 2:
+            if _asked[key + (shape,)] >= FIXED_AFTER:
                 key += (shape,)
     sess = _sessions.get(key)
     if sess is None:
         with _lock:
-            if not path.is_file():
-                raise InputError(f"the eye's {what} file is missing: {path} (retrain it with "
-                                 f"'python -m {retrain}')")
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3  # errors only: the runtime's notices are not the player's business
             try:
-                # the same function in blocks of channels the CPU runs fast (vision.cpu_layout)
-                fast = for_cpu(path.read_bytes(), input_shape=key[2] if len(key) > 2 else None)
+                fast = _layout(path, what, retrain)
+                if len(key) > 2:
+                    fast = with_input_shape(fast, key[2])
                 sess = ort.InferenceSession(fast, opts, providers=["CPUExecutionProvider"])
+            except InputError:
+                raise
             except Exception as exc:  # onnx and the runtime raise their own exception types for unreadable files
                 raise InputError(f"the eye's {what} file {path} cannot be read: {str(exc).strip()[:200]}") \
                     from None
@@ -58,3 +60,14 @@ def session(path: Path, what: str, retrain: str, input_shape: tuple[int, ...] | 
                 del _sessions[fixed[0]]        # the oldest fixed one goes
             _sessions[key] = sess
     return sess
+
+
+def _layout(path: Path, what: str, retrain: str) -> bytes:
+    """The file's network, the same function in blocks of channels the CPU runs fast (vision.cpu_layout); read and
+    rewritten once per process (the caller holds the lock)."""
+    fast = _layouts.get(str(path))
+    if fast is None:
+        if not path.is_file():
+            raise InputError(f"the eye's {what} file is missing: {path} (retrain it with 'python -m {retrain}')")
+        fast = _layouts[str(path)] = for_cpu(path.read_bytes())
+    return fast

@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from vision.cpu_layout import BLOCK, Unsupported, for_cpu, input_offset, padded
+from vision.cpu_layout import BLOCK, Unsupported, for_cpu, input_offset, padded, with_input_shape
 
 
 def _run(model_bytes: bytes, x: np.ndarray) -> np.ndarray:
@@ -131,30 +131,33 @@ def test_a_network_fixed_to_one_input_shape_computes_the_same_and_refuses_a_wron
     model = _tiny_face_net(5)
     x = np.random.default_rng(5).integers(0, 256, (1, 3, 64, 96)).astype(np.float32)
     raw = model.SerializeToString()
-    fixed = for_cpu(raw, input_shape=x.shape)
+    fixed = with_input_shape(for_cpu(raw), x.shape)
     dims = [d.dim_value for d in onnx.load_from_string(fixed).graph.input[0].type.tensor_type.shape.dim]
     assert dims == [1, 3, 64, 96]
     assert np.abs(_run(fixed, x) - _run(raw, x)).max() < 1e-5
     with pytest.raises(ValueError, match="dimensions"):
-        for_cpu(raw, input_shape=(64, 96))
+        with_input_shape(raw, (64, 96))
 
 
 def test_a_shape_asked_for_again_gets_its_own_session_and_few_are_kept(tmp_path, monkeypatch):
     import vision.runtime as runtime
 
     monkeypatch.setattr(runtime, "_sessions", {})
+    monkeypatch.setattr(runtime, "_layouts", {})
     monkeypatch.setattr(runtime, "_asked", {})
     path = tmp_path / "tiny.onnx"
     path.write_bytes(_tiny_face_net(6).SerializeToString())
     x = np.random.default_rng(6).integers(0, 256, (1, 3, 48, 64)).astype(np.float32)
     any_shape = runtime.session(path, "model", "vision.facemap_training", x.shape)
     assert runtime.session(path, "model", "vision.facemap_training") is any_shape      # once: the shared one
+    for _ in range(runtime.FIXED_AFTER - 2):
+        assert runtime.session(path, "model", "vision.facemap_training", x.shape) is any_shape
     fixed = runtime.session(path, "model", "vision.facemap_training", x.shape)         # again: its own
     assert fixed is not any_shape and fixed.get_inputs()[0].shape == [1, 3, 48, 64]
     assert runtime.session(path, "model", "vision.facemap_training", x.shape) is fixed
     name = fixed.get_inputs()[0].name
     assert np.abs(fixed.run(None, {name: x})[0] - any_shape.run(None, {name: x})[0]).max() < 1e-5
     for size in (32, 80, 96):      # more shapes run again and again: only the latest few keep a session
-        for _ in range(2):
+        for _ in range(runtime.FIXED_AFTER):
             runtime.session(path, "model", "vision.facemap_training", (1, 3, size, size))
     assert sum(len(k) > 2 for k in runtime._sessions) == runtime.FIXED_SESSIONS
