@@ -100,7 +100,8 @@ def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, 
     from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, px_per_mm, rectified_frame,
                                sizes_for)
     from vision.facemap import STRIDE
-    from vision.fit import DEFAULT_CONFIG, locate_in_maps
+    from vision.fit import DEFAULT_CONFIG
+    from vision.locate import locate_in_maps
     from vision.scene_match import match, visible_fraction
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration

@@ -4,7 +4,9 @@ lies on which, table millimetres.
     vision.facemap     the learned face / rim / height maps of the rectified frame (the only look-dependent step)
     vision.candidates  circles of the calibrated radii where the rim map shows enough outline
     vision.verdict     the learned judgement of a measured circle: how likely it is a disk
-    vision.fit         sub-pixel circles, accepted by the verdict on what they explain
+    vision.fit         sub-pixel circles of the calibrated radii on the rim map
+    vision.accept      which circles are disks: the verdict on what they explain
+    vision.locate      the whole geometric step, centres refined on the image
     vision.stacking    which disk lies on which: outline evidence in each overlap lens, face heights, history
     vision.detect      this module: the steps in order, history seeds, table mm and the Scene
 
@@ -26,7 +28,8 @@ from tablesight.errors import InputError
 from tablesight.scene import SIZE_CLASSES, Disk, Scene
 from vision.candidates import Seed
 from vision.facemap import STRIDE, FaceMaps, face_maps
-from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, locate_in_maps
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
+from vision.locate import locate_in_maps
 from vision.sizes import DiskSizes
 from vision.stacking import order_stacks, separate_touching
 
@@ -129,7 +132,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0, se
                  where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
                  ) -> tuple[list[DiskFit], FaceMaps]:
     """Disks in a rectified BGR image (or a crop of one), and the maps they were read from. `seeds`: the previous
-    scene's disks; `battlefield_px` and `where`: see `vision.fit.locate_in_maps`."""
+    scene's disks; `battlefield_px` and `where`: see `vision.locate.locate_in_maps`."""
     maps = maps_of(rect, px_per_mm_, config)
     radii = [sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES]
     fits = locate_in_maps(maps, rect, radii, map_scale(px_per_mm_), 1.0 / STRIDE, seeds, config, battlefield_px,

@@ -32,8 +32,8 @@ from typing import Sequence
 
 import numpy as np
 
-from vision.facemap import FaceMaps
-from vision.fit import DiskFit, sample
+from vision.facemap import FaceMaps, sample
+from vision.fit import DiskFit
 from vision.pairjudge import Circle, judge_pairs
 
 

@@ -1,6 +1,6 @@
 """Is a measured circle a disk? A small logistic model over what the maps say about it.
 
-`vision.fit` measures each candidate circle on the face / rim / height maps (`CircleEvidence`: how much of its own
+`vision.accept` measures each candidate circle on the face / rim / height maps (`CircleEvidence`: how much of its own
 outline shows, whether the outline in the open is there, a face inside and none outside, a step up in height where
 it lies inside another disk, ...). Two hand-set thresholds on two of these numbers traded recall for precision
 badly: a printed ring inside a disk's art and a small disk lying on it differ in how high their faces lie, not in
@@ -43,10 +43,10 @@ class CircleEvidence:
     radius_mm: float          # the size class's radius
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
+        for name in FEATURES:     # the fields, named once (fields() is slow, and every judged circle is checked)
+            v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"CircleEvidence.{f.name}: expected a finite number, got {v!r}")
+                raise ValueError(f"CircleEvidence.{name}: expected a finite number, got {v!r}")
 
     def vector(self) -> np.ndarray:
         # the fields read directly: dataclasses.astuple deep-copies, and this runs for every circle judged

@@ -4,7 +4,7 @@
 
 Frames of the training families (and the classic look) are rendered from `WORLD_VERDICT_SEEDS`, read by the
 shipped face network and run through the eye with a lenient stand-in verdict, so that nearly every circle a
-real verdict could face is judged and logged (`vision.fit.accept`'s log). Each logged circle is labelled against
+real verdict could face is judged and logged (`vision.accept.accept`'s log). Each logged circle is labelled against
 the renderer's truth: a disk when it lies on a true disk of its size class (centre within `MATCH_SHARE` of the
 radius) at least `MIN_VISIBLE` visible that no circle accepted before it already took; not a disk otherwise
 (printed rings, texture, a second circle on a disk already found); circles on disks seen less than that are left
@@ -44,7 +44,8 @@ def frame_judgements(job: tuple[str, int, str | None]) -> tuple[np.ndarray, np.n
         table_to_rect
     from vision.facemap import STRIDE
     from vision.facemap_training import table_for
-    from vision.fit import DEFAULT_CONFIG, locate_in_maps
+    from vision.fit import DEFAULT_CONFIG
+    from vision.locate import locate_in_maps
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 

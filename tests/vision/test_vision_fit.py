@@ -12,7 +12,8 @@ import pytest
 
 from vision.candidates import Seed, find_candidates
 from vision.facemap import FaceMaps
-from vision.fit import DEFAULT_CONFIG, DetectorConfig, fit_circles, locate_in_maps
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, fit_circles
+from vision.locate import locate_in_maps
 from vision.stacking import StackingConfig, order_stacks, separate_touching
 
 MM = 0.5        # map px per mm (the network's output: half of 1 px/mm)
@@ -336,16 +337,16 @@ def test_a_circle_left_is_not_judged_again_until_a_disk_is_accepted_near_it():
 def test_judging_candidates_ahead_decides_as_judging_them_in_turn(monkeypatch):
     # a crowd of piles, lone disks and touching ones: the walk's decisions may not depend on how many candidates
     # are judged ahead of it (a judgement made before a disk near it was accepted must be made again)
-    import vision.fit as fit
+    import vision.locate as locate_module
+    from vision.accept import accept
 
     rng = np.random.default_rng(5)
     disks = [(float(x), float(y), RADII_MM[int(k)]) for x, y, k in
              zip(rng.uniform(60, 540, 14), rng.uniform(60, 540, 14), rng.integers(0, 3, 14))]
     maps = draw_maps(disks, shape=(320, 320))
-    accept = fit.accept
     found = {}
     for batch in (1, 3, 32):
-        monkeypatch.setattr(fit, "accept", lambda *a, _b=batch, **k: accept(*a, **k, batch=_b))
+        monkeypatch.setattr(locate_module, "accept", lambda *a, _b=batch, **k: accept(*a, **k, batch=_b))
         found[batch] = locate(maps)
     assert len(found[1]) >= 8
     assert found[1] == found[3] == found[32]
@@ -354,7 +355,8 @@ def test_judging_candidates_ahead_decides_as_judging_them_in_turn(monkeypatch):
 def test_face_inside_is_read_over_the_whole_inside_not_at_the_centre_alone():
     # Regression: the evidence once read the face (and its height) at the centre point only. A large circle
     # round a small disk (a ring printed round the art's centre, say) has face at its centre and none elsewhere.
-    from vision.fit import RimReading, circle_evidence
+    from vision.accept import circle_evidence
+    from vision.fit import RimReading
 
     maps = draw_maps([(150.0, 150.0, 12.0)])
     K = DEFAULT_CONFIG.rays

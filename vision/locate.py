@@ -1,0 +1,143 @@
+"""The eye's geometric step: disks of one rectified image from its face and rim maps.
+
+Candidates of the calibrated radii (`vision.candidates`) are measured on the rim map (`vision.fit`), judged and
+accepted by what they explain (`vision.accept`), and the accepted centres refined on the full-resolution image
+(`vision.refine`) from the rays that show each disk's own outline with no other disk along or over it. The result
+is `vision.fit.DiskFit`s in rectified px (map px inside: `scale` rectified px per map px).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Callable, Sequence
+
+import cv2
+import numpy as np
+
+from tablesight.scene import SIZE_CLASSES
+from vision.accept import Accepted, JudgementLog, accept, outline_against
+from vision.candidates import Seed, find_candidates
+from vision.facemap import FaceMaps
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, fit_circles, read_rims
+from vision.refine import align_centres, masked_median
+from vision.verdict import CircleEvidence
+
+
+def confidence(rim_fraction: float, open_consistency: float, face: float) -> float:
+    """0..1 for a disk of the previous scene: how much of the outline is seen, how well the open outline shows,
+    and a face inside (a new disk's confidence is the verdict's probability)."""
+    return float(np.clip((0.35 + min(rim_fraction, 0.65)) * (0.5 + 0.5 * open_consistency) * min(1.0, face / 0.9),
+                         0.0, 0.999))
+
+
+def _aligned(done: list[Accepted], rect: np.ndarray, scale: float, mm: float, cfg: DetectorConfig
+             ) -> list[Accepted]:
+    """The accepted disks with centres refined on the image (`vision.refine`), from the rays that show their own
+    outline with no other accepted disk along or over it."""
+    if not cfg.align or not done:
+        return done
+    K = cfg.rays
+    ang = np.arange(K) * (2.0 * math.pi / K)
+    u, v, r = (np.array([getattr(a, f) for a in done]) for f in ("u", "v", "r"))
+    # each disk's outline against every other disk (as a circle is read against accepted disks)
+    explained, covered = outline_against(u, v, r, np.zeros((len(done), K)), ang, np.stack([u, v, r], axis=1),
+                                  cfg.explain_mm * mm, others=True)
+    usable = np.array([a.shown for a in done]) & ~explained & ~covered
+    to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
+    cx, cy = align_centres(rect, to_rect(np.array([a.u for a in done])), to_rect(np.array([a.v for a in done])),
+                           np.array([a.r for a in done]) * scale, usable)
+    return [replace(a, u=float((x + 0.5) / scale - 0.5), v=float((y + 0.5) / scale - 0.5))
+            for a, x, y in zip(done, cx, cy)]
+
+
+def _ring_colours(rect: np.ndarray, done: list[Accepted], angles: np.ndarray, scale: float, mm: float,
+                  cfg: DetectorConfig) -> np.ndarray:
+    """Each disk's border colour (BGR, (M, 3)): the median a little inside its outline on the rays that show it
+    (all rays when fewer than four do), the tracker's identity cue."""
+    if not done:
+        return np.zeros((0, 3))
+    to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
+    rr = np.array([a.r for a in done]) * scale - cfg.ring_depth_mm * mm * scale
+    xs = to_rect(np.array([a.u for a in done]))[:, None] + rr[:, None] * np.cos(angles)
+    ys = to_rect(np.array([a.v for a in done]))[:, None] + rr[:, None] * np.sin(angles)
+    cols = cv2.remap(rect, xs.astype(np.float32), ys.astype(np.float32), cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE).astype(np.float64)          # (M, K, 3)
+    shown = np.array([a.shown for a in done])
+    return masked_median(cols, shown | (shown.sum(1, keepdims=True) < 4))
+
+
+
+def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], scale: float, mm: float,
+                   seeds: Sequence[Seed] = (), cfg: DetectorConfig = DEFAULT_CONFIG,
+                   battlefield_px: tuple[float, float, float, float] | None = None,
+                   where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                   verdict: Callable[[CircleEvidence], float] | None = None, log: JudgementLog | None = None
+                   ) -> list[DiskFit]:
+    """Disks of one rectified image (`rect`, BGR) from its maps. `radii_px`: the size classes' radii in rectified
+    px; `scale`: rectified px per map px; `mm`: map px per mm. `seeds`: the previous scene's disks (rectified px).
+    `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (hanging over an
+    edge), never beyond two (the marker tiles' corners). `where(x, y, r)` (rectified px): the part of the image
+    wanted; seeds elsewhere are context (they explain and cover their neighbours) and are not returned.
+    `verdict` and `log`: see `accept`."""
+    radii_map = [r / scale for r in radii_px]
+    seed_xy = np.array([[(s.cx + 0.5) / scale - 0.5, (s.cy + 0.5) / scale - 0.5] for s in seeds]).reshape(-1, 2)
+    # a candidate's centre may be a couple of mm off: its inside is judged on 80 % of the radius, more leniently
+    cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, seeds, seed_xy,
+                           0.8 * cfg.min_face)
+    if len(cand) == 0:
+        return []
+    to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
+    r_class = np.array([radii_map[k] for k in cand.size_index], np.float64)
+    allowed = np.ones(len(cand), bool)
+    if battlefield_px is not None:
+        x0, y0, x1, y1 = battlefield_px
+        x, y = to_rect(cand.u), to_rect(cand.v)
+        off = (x < x0).astype(int) + (x > x1) + (y < y0) + (y > y1)
+        allowed &= off <= 1
+    # a coarse look first: circles off the battlefield, or with next to no outline anywhere near, are not fitted
+    is_seed = np.array([s is not None for s in cand.seed])
+    coarse = read_rims(maps.rim, cand.u, cand.v, r_class, np.arange(24) * (math.pi / 12), cfg.profile_reach_mm * mm)
+    keep = is_seed | (allowed & ((coarse.peak >= cfg.rim_level).mean(1) >= 0.5 * cfg.min_rim_history))
+    cand, r_class, allowed = cand.subset(keep), r_class[keep], allowed[keep]
+    if len(cand) == 0:
+        return []
+    reading = fit_circles(maps.rim, cand.u, cand.v, r_class, cfg, mm)
+    context = np.zeros(len(cand), bool)
+    if where is not None:
+        want = np.asarray(where(to_rect(reading.u), to_rect(reading.v), reading.r * scale), bool)
+        is_seed = np.array([s is not None for s in cand.seed])
+        context = is_seed & ~want
+        allowed &= want | is_seed
+    done = accept(maps, cand, reading, r_class, cfg, mm, allowed, verdict, log)
+    # a disk found anew where the previous scene had one of its size continues it (its id and order)
+    seed_of = {a.index: cand.seed[a.index] for a in done}
+    used = {id(s) for s in seed_of.values() if s is not None}
+    seeded = [k for k, s in enumerate(cand.seed) if s is not None]
+    for a in done:
+        if seed_of[a.index] is not None:
+            continue
+        near = [s for k, s in ((k, cand.seed[k]) for k in seeded) if id(s) not in used
+                and cand.size_index[k] == cand.size_index[a.index]
+                and math.hypot(cand.u[k] - a.u, cand.v[k] - a.v) < cfg.copy_distance * a.r]
+        if near:
+            best = min(near, key=lambda s: math.hypot((s.cx + 0.5) / scale - 0.5 - a.u,
+                                                      (s.cy + 0.5) / scale - 0.5 - a.v))
+            seed_of[a.index] = best
+            used.add(id(best))
+    done = _aligned(done, rect, scale, mm, cfg)
+    rings = _ring_colours(rect, done, reading.angles, scale, mm, cfg)
+    fits = []
+    for a, ring in zip(done, rings):
+        if context[a.index]:
+            continue
+        seed = seed_of[a.index]
+        size = SIZE_CLASSES[int(cand.size_index[a.index])]
+        fits.append(DiskFit(cx=float(to_rect(a.u)), cy=float(to_rect(a.v)), r_px=a.r_class * scale, size=size,
+                            rim_fraction=a.rim_fraction, open_consistency=a.open_consistency,
+                            residual_px=a.residual * scale, ring_bgr=(float(ring[0]), float(ring[1]), float(ring[2])),
+                            confidence=confidence(a.rim_fraction, a.open_consistency, a.face)
+                            if a.probability is None else min(a.probability, 0.999),
+                            seed_id=None if seed is None else seed.id, seed_z=None if seed is None else seed.z,
+                            rim_r_px=a.r * scale))
+    return fits
