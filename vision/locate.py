@@ -24,6 +24,11 @@ from vision.refine import align_centres, masked_median
 from vision.verdict import CircleEvidence
 
 
+def _to_rect(a, scale: float) -> np.ndarray:
+    """Map px -> rectified px (`scale` rectified px per map px; pixel centres kept)."""
+    return (np.asarray(a) + 0.5) * scale - 0.5
+
+
 def confidence(rim_fraction: float, open_consistency: float, face: float) -> float:
     """0..1 for a disk of the previous scene: how much of the outline is seen, how well the open outline shows,
     and a face inside (a new disk's confidence is the verdict's probability)."""
@@ -42,11 +47,9 @@ def _aligned(done: list[Accepted], rect: np.ndarray, scale: float, mm: float, cf
     u, v, r = (np.array([getattr(a, f) for a in done]) for f in ("u", "v", "r"))
     # each disk's outline against every other disk (as a circle is read against accepted disks)
     explained, covered = outline_against(u, v, r, np.zeros((len(done), K)), ang, np.stack([u, v, r], axis=1),
-                                  cfg.explain_mm * mm, others=True)
+                                         cfg.explain_mm * mm, others=True)
     usable = np.array([a.shown for a in done]) & ~explained & ~covered
-    to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
-    cx, cy = align_centres(rect, to_rect(np.array([a.u for a in done])), to_rect(np.array([a.v for a in done])),
-                           np.array([a.r for a in done]) * scale, usable)
+    cx, cy = align_centres(rect, _to_rect(u, scale), _to_rect(v, scale), r * scale, usable)
     return [replace(a, u=float((x + 0.5) / scale - 0.5), v=float((y + 0.5) / scale - 0.5))
             for a, x, y in zip(done, cx, cy)]
 
@@ -57,10 +60,9 @@ def _ring_colours(rect: np.ndarray, done: list[Accepted], angles: np.ndarray, sc
     (all rays when fewer than four do), the tracker's identity cue."""
     if not done:
         return np.zeros((0, 3))
-    to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
     rr = np.array([a.r for a in done]) * scale - cfg.ring_depth_mm * mm * scale
-    xs = to_rect(np.array([a.u for a in done]))[:, None] + rr[:, None] * np.cos(angles)
-    ys = to_rect(np.array([a.v for a in done]))[:, None] + rr[:, None] * np.sin(angles)
+    xs = _to_rect(np.array([a.u for a in done]), scale)[:, None] + rr[:, None] * np.cos(angles)
+    ys = _to_rect(np.array([a.v for a in done]), scale)[:, None] + rr[:, None] * np.sin(angles)
     cols = cv2.remap(rect, xs.astype(np.float32), ys.astype(np.float32), cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_REPLICATE).astype(np.float64)          # (M, K, 3)
     shown = np.array([a.shown for a in done])
@@ -87,12 +89,11 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
                            0.8 * cfg.min_face)
     if len(cand) == 0:
         return []
-    to_rect = lambda a: (np.asarray(a) + 0.5) * scale - 0.5  # noqa: E731
     r_class = np.array([radii_map[k] for k in cand.size_index], np.float64)
     allowed = np.ones(len(cand), bool)
     if battlefield_px is not None:
         x0, y0, x1, y1 = battlefield_px
-        x, y = to_rect(cand.u), to_rect(cand.v)
+        x, y = _to_rect(cand.u, scale), _to_rect(cand.v, scale)
         off = (x < x0).astype(int) + (x > x1) + (y < y0) + (y > y1)
         allowed &= off <= 1
     # a coarse look first: circles off the battlefield, or with next to no outline anywhere near, are not fitted
@@ -105,7 +106,7 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
     reading = fit_circles(maps.rim, cand.u, cand.v, r_class, cfg, mm)
     context = np.zeros(len(cand), bool)
     if where is not None:
-        want = np.asarray(where(to_rect(reading.u), to_rect(reading.v), reading.r * scale), bool)
+        want = np.asarray(where(_to_rect(reading.u, scale), _to_rect(reading.v, scale), reading.r * scale), bool)
         is_seed = np.array([s is not None for s in cand.seed])
         context = is_seed & ~want
         allowed &= want | is_seed
@@ -133,7 +134,8 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
             continue
         seed = seed_of[a.index]
         size = SIZE_CLASSES[int(cand.size_index[a.index])]
-        fits.append(DiskFit(cx=float(to_rect(a.u)), cy=float(to_rect(a.v)), r_px=a.r_class * scale, size=size,
+        fits.append(DiskFit(cx=float(_to_rect(a.u, scale)), cy=float(_to_rect(a.v, scale)), r_px=a.r_class * scale,
+                            size=size,
                             rim_fraction=a.rim_fraction, open_consistency=a.open_consistency,
                             residual_px=a.residual * scale, ring_bgr=(float(ring[0]), float(ring[1]), float(ring[2])),
                             confidence=confidence(a.rim_fraction, a.open_consistency, a.face)

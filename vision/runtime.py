@@ -41,6 +41,9 @@ def session(path: Path, what: str, retrain: str, input_shape: tuple[int, ...] | 
     sess = _sessions.get(key)
     if sess is None:
         with _lock:
+            sess = _sessions.get(key)    # another thread may have made it while this one waited
+            if sess is not None:
+                return sess
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
             opts.inter_op_num_threads = 1
