@@ -202,6 +202,8 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
     Candidates are judged `batch` at a time, ahead of the walk (numpy's cost is per call, not per circle); a
     judgement is used only if no disk accepted since lies near enough to change it, so the walk decides exactly as
     one judging each candidate in turn would."""
+    if batch < 1:
+        raise ValueError(f"accept: batch must be >= 1, got {batch}")
     if verdict is None:
         model = load_verdict(cfg.verdict_path)
         verdicts = lambda evs: model.probabilities(np.array([ev.vector() for ev in evs]))  # noqa: E731
