@@ -43,11 +43,11 @@ def _profiles(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, an
               ) -> np.ndarray:
     """Colour-step magnitude along each ray: (M, K, len(rho) - 2)."""
     M, K, T = len(cx), len(ang), len(rho)
-    ca, sa = np.cos(ang)[:, None], np.sin(ang)[:, None]
+    ca, sa = np.cos(ang), np.sin(ang)
     # the circle's points plus each sample's step along the ray, straight into the sampler's float32
     mx, my = np.empty((2, M, K, T), np.float32)
-    np.add((cx[:, None] + r[:, None] * np.cos(ang))[..., None], rho * ca, out=mx, casting="unsafe")
-    np.add((cy[:, None] + r[:, None] * np.sin(ang))[..., None], rho * sa, out=my, casting="unsafe")
+    np.add((cx[:, None] + r[:, None] * ca)[..., None], rho * ca[:, None], out=mx, casting="unsafe")
+    np.add((cy[:, None] + r[:, None] * sa)[..., None], rho * sa[:, None], out=my, casting="unsafe")
     mx, my = mx.reshape(M * K, T), my.reshape(M * K, T)
     P = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT).astype(np.float32)
     d = P[:, 2:] - P[:, :-2]
