@@ -30,6 +30,7 @@ from vision.candidates import Seed
 from vision.facemap import STRIDE, FaceMaps, face_maps
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import locate_in_maps
+from vision.refine import align_centres, rays_over_lower
 from vision.sizes import DiskSizes
 from vision.stacking import order_stacks, separate_touching
 
@@ -210,6 +211,26 @@ class Detection:
             raise ValueError("a Detection needs one fit per scene disk")
 
 
+def _aligned_over_lower(rect: np.ndarray, fits: list[DiskFit], z: Sequence[int], ppm: float, config: DetectorConfig,
+                        unchanged: Sequence[bool] | None) -> list[DiskFit]:
+    """The disks lying over others aligned on the image again, now with their outline over the disks under them
+    (`vision.refine.rays_over_lower`); fits carried over unchanged keep their centres."""
+    if not config.align or len(fits) < 2:
+        return fits
+    x, y, r = (np.array([getattr(f, k) for f in fits]) for k in ("cx", "cy", "r_px"))
+    usable, over = rays_over_lower(x, y, r, np.asarray(z), config.explain_mm * ppm, config.rays)
+    if unchanged is not None:
+        over &= ~np.asarray(unchanged, bool)
+    if not over.any():
+        return fits
+    k = np.nonzero(over)[0]
+    ax, ay = align_centres(rect, x[k], y[k], r[k], usable[k])
+    out = list(fits)
+    for j, i in enumerate(k):
+        out[i] = replace(fits[i], cx=float(ax[j]), cy=float(ay[j]))
+    return out
+
+
 def finish_detection(maps: FaceMaps, fits: Sequence[DiskFit], rect: np.ndarray, calibration: Any, sizes: DiskSizes,
                      previous: Scene | None, config: DetectorConfig = DEFAULT_CONFIG,
                      unchanged: Sequence[bool] | None = None) -> Detection:
@@ -231,6 +252,7 @@ def finish_detection(maps: FaceMaps, fits: Sequence[DiskFit], rect: np.ndarray, 
         fits = [fits[k] for k in keep]
         flags = None if flags is None else [flags[k] for k in keep]
         order = order_stacks(maps, fits, scale, ppm, uncertain_before=guessed, unchanged=flags, image=rect)
+    fits = _aligned_over_lower(rect, fits, order.z, ppm, config, flags)
     fits = separate_touching(fits, order.touching)
     scene = fits_to_scene(fits, order.z, calibration, sizes, previous, order.uncertain_pairs, order.confidences,
                           config.disk_thickness_mm)

@@ -129,3 +129,23 @@ def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray
         cx += np.clip(dx, -cfg.reach_px, cfg.reach_px)
         cy += np.clip(dy, -cfg.reach_px, cfg.reach_px)
     return cx, cy
+
+
+def rays_over_lower(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, z: np.ndarray, explain: float, rays: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Circles (rectified px) in a known stacking order (`z`: a higher disk lies on a lower one it overlaps): per
+    ray, whether its outline point may be aligned on (not under a higher disk, not within `explain` px of another
+    circle's outline), (M, rays); and which circles have rays over a lower disk. Before the order is known those rays
+    are left out, as the circle might lie under that disk; once it is known to lie on it, its outline runs there
+    over the lower disk's face in plain view."""
+    cx, cy, r, z = (np.asarray(a, np.float64) for a in (cx, cy, r, z))
+    ang = np.arange(rays) * (2.0 * math.pi / rays)
+    px = cx[:, None] + r[:, None] * np.cos(ang)                     # (M, K)
+    py = cy[:, None] + r[:, None] * np.sin(ang)
+    d = np.hypot(px[:, None, :] - cx[None, :, None], py[:, None, :] - cy[None, :, None])   # (M, other, K)
+    other = ~np.eye(len(cx), dtype=bool)[..., None]
+    along = (other & (np.abs(d - r[None, :, None]) <= explain)).any(1)
+    inside = other & (d < r[None, :, None] - explain)
+    higher = (z[None, :] > z[:, None])[..., None]
+    usable = ~along & ~(inside & higher).any(1)
+    return usable, (inside & ~higher).any(2).any(1)

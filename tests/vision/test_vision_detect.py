@@ -177,3 +177,41 @@ def test_disk_carried_onto_a_resting_one_of_its_size_is_found_with_history(offse
     assert len(scene.disks) == 2
     assert found_lower.id == before.disks[0].id
     assert found_upper.z > found_lower.z
+
+
+def test_a_disk_lying_on_another_is_aligned_again_on_its_outline_over_it(monkeypatch):
+    """Once the order is known, the upper disk of a pile is aligned again with its outline over the lower disk's
+    face (before, those rays were left out: it might have lain under); the lower disk, and a run without
+    alignment, are left as they were."""
+    from dataclasses import replace
+
+    import vision.detect as detect
+    from vision.fit import DEFAULT_CONFIG
+
+    calls = []
+    real = detect.align_centres
+
+    def spy(img, x, y, r, usable):
+        calls.append((x.copy(), y.copy(), usable.copy()))
+        return real(img, x, y, r, usable)
+
+    monkeypatch.setattr(detect, "align_centres", spy)
+    lower = DrawnDisk(300, 300, "large", 0, "red")
+    upper = DrawnDisk(350, 305, "medium", 1, "blue")
+    img = draw_table([lower, upper], 7)
+    cal = identity_calibration()
+    scene = detect_frame(img, cal)
+    assert len(scene.disks) == 2 and len(calls) == 1
+    x, y, usable = calls[0]
+    (ux, uy), (lx, ly) = detect.table_to_rect(cal, np.array([[upper.x_mm, upper.y_mm], [lower.x_mm, lower.y_mm]]))
+    ppm = detect.px_per_mm(cal)
+    assert len(x) == 1 and math.hypot(x[0] - ux, y[0] - uy) < 2.0 * ppm   # the upper disk alone
+    ang = np.arange(usable.shape[1]) * (2 * math.pi / usable.shape[1])
+    over = np.hypot(x[0] + RADII["medium"] * ppm * np.cos(ang) - lx,
+                    y[0] + RADII["medium"] * ppm * np.sin(ang) - ly) < (RADII["large"] - 2.0) * ppm
+    assert over.sum() > 20 and usable[0][over].mean() > 0.9   # its outline over the large disk: aligned on
+    found = min(scene.disks, key=lambda d: math.hypot(d.x_mm - upper.x_mm, d.y_mm - upper.y_mm))
+    assert math.hypot(found.x_mm - upper.x_mm, found.y_mm - upper.y_mm) < 1.0
+    calls.clear()
+    detect_frame(img, identity_calibration(), config=replace(DEFAULT_CONFIG, align=False))
+    assert not calls
