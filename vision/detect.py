@@ -32,7 +32,7 @@ from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import locate_in_maps
 from vision.refine import align_centres, rays_over_lower
 from vision.sizes import DiskSizes
-from vision.stacking import order_stacks, separate_touching
+from vision.stacking import order_stacks, overlapping_pairs, separate_touching
 
 # ---------------------------------------------------------------------------------------------------------------
 # Calibration access: the eye only needs the rectified image and the pixel <-> table mm mapping.
@@ -225,9 +225,15 @@ def _aligned_over_lower(rect: np.ndarray, fits: list[DiskFit], z: Sequence[int],
         return fits
     k = np.nonzero(over)[0]
     ax, ay = align_centres(rect, x[k], y[k], r[k], usable[k])
+    # the order was read for the pairs that overlap (`vision.stacking.overlapping_pairs`): a move that would make a
+    # pair of them, or undo one, is not taken (a disk in contact, nudged a fraction of a mm onto its neighbour,
+    # would pin it unjudged)
+    pairs = set(overlapping_pairs(fits))
     out = list(fits)
     for j, i in enumerate(k):
-        out[i] = replace(fits[i], cx=float(ax[j]), cy=float(ay[j]))
+        moved = replace(fits[i], cx=float(ax[j]), cy=float(ay[j]))
+        if set(overlapping_pairs(out[:i] + [moved] + out[i + 1:])) == pairs:
+            out[i] = moved
     return out
 
 

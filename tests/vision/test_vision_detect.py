@@ -215,3 +215,27 @@ def test_a_disk_lying_on_another_is_aligned_again_on_its_outline_over_it(monkeyp
     calls.clear()
     detect_frame(img, identity_calibration(), config=replace(DEFAULT_CONFIG, align=False))
     assert not calls
+
+
+def test_the_second_alignment_never_makes_an_overlap_the_order_did_not_judge(monkeypatch):
+    """Regression: a disk lying over another, aligned again once the order was known, could be nudged a fraction of
+    a mm onto a neighbour it only touched, and that pair, never ordered nor separated, read as a pin. A move that
+    changes which disks overlap is not taken."""
+    import vision.detect as detect
+
+    lower = DrawnDisk(300, 300, "large", 0, "red")
+    upper = DrawnDisk(350, 305, "medium", 1, "blue")
+    d = np.array([1.0, 0.1]) / math.hypot(1.0, 0.1)
+    gap = 0.4
+    touching = DrawnDisk(350 + d[0] * (32 + 22 + gap), 305 + d[1] * (32 + 22 + gap), "small", 0, "red")
+    moved = []
+
+    def towards_the_neighbour(img, x, y, r, usable):     # an alignment that pulls the disk 1.5 px its way
+        moved.append(len(x))
+        return x + 1.5 * d[0], y + 1.5 * d[1]
+
+    monkeypatch.setattr(detect, "align_centres", towards_the_neighbour)
+    scene = detect_frame(draw_table([lower, upper, touching], 7), identity_calibration())
+    assert moved and len(scene.disks) == 3
+    a, b = (min(scene.disks, key=lambda q: math.hypot(q.x_mm - t.x_mm, q.y_mm - t.y_mm)) for t in (upper, touching))
+    assert a.radius_mm + b.radius_mm - math.hypot(a.x_mm - b.x_mm, a.y_mm - b.y_mm) < 0.5
