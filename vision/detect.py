@@ -32,7 +32,7 @@ from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import locate_in_maps
 from vision.refine import align_centres, rays_over_lower
 from vision.sizes import DiskSizes
-from vision.stacking import order_stacks, overlapping_pairs, separate_touching
+from vision.stacking import order_stacks, overlaps, separate_touching
 
 # ---------------------------------------------------------------------------------------------------------------
 # Calibration access: the eye only needs the rectified image and the pixel <-> table mm mapping.
@@ -225,15 +225,22 @@ def _aligned_over_lower(rect: np.ndarray, fits: list[DiskFit], z: Sequence[int],
         return fits
     k = np.nonzero(over)[0]
     ax, ay = align_centres(rect, x[k], y[k], r[k], usable[k])
-    # the order was read for the pairs that overlap (`vision.stacking.overlapping_pairs`): a move that would make a
-    # pair of them, or undo one, is not taken (a disk in contact, nudged a fraction of a mm onto its neighbour,
-    # would pin it unjudged)
-    pairs = set(overlapping_pairs(fits))
+    # the order was read for the pairs that overlap (`vision.stacking.overlaps`): a move that would make a pair of
+    # them, or undo one, is not taken (a disk in contact, nudged a fraction of a mm onto its neighbour, would pin
+    # it unjudged); two disks moved are checked against each other as they end up
+    tx, ty = x.copy(), y.copy()
+    tx[k], ty[k] = ax, ay
+    first = overlaps(x, y, r, x, y, r)
+    move = over.copy()
+    while True:     # each round undoes at least one move, so it ends
+        nx, ny = np.where(move, tx, x), np.where(move, ty, y)
+        changed = move & (overlaps(nx, ny, r, nx, ny, r) != first).any(1)
+        if not changed.any():
+            break
+        move &= ~changed
     out = list(fits)
-    for j, i in enumerate(k):
-        moved = replace(fits[i], cx=float(ax[j]), cy=float(ay[j]))
-        if set(overlapping_pairs(out[:i] + [moved] + out[i + 1:])) == pairs:
-            out[i] = moved
+    for i in np.nonzero(move)[0]:
+        out[i] = replace(fits[i], cx=float(nx[i]), cy=float(ny[i]))
     return out
 
 

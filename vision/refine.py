@@ -139,13 +139,20 @@ def rays_over_lower(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, z: np.ndarray
     are left out, as the circle might lie under that disk; once it is known to lie on it, its outline runs there
     over the lower disk's face in plain view."""
     cx, cy, r, z = (np.asarray(a, np.float64) for a in (cx, cy, r, z))
+    usable = np.ones((len(cx), rays), bool)
+    over = np.zeros(len(cx), bool)
+    # only pairs near enough for one's outline to reach the other's
+    near = np.hypot(cx[:, None] - cx, cy[:, None] - cy) <= r[:, None] + r + explain
+    np.fill_diagonal(near, False)
+    m, o = np.nonzero(near)                                         # sorted by m
+    if not len(m):
+        return usable, over
     ang = np.arange(rays) * (2.0 * math.pi / rays)
-    px = cx[:, None] + r[:, None] * np.cos(ang)                     # (M, K)
-    py = cy[:, None] + r[:, None] * np.sin(ang)
-    d = np.hypot(px[:, None, :] - cx[None, :, None], py[:, None, :] - cy[None, :, None])   # (M, other, K)
-    other = ~np.eye(len(cx), dtype=bool)[..., None]
-    along = (other & (np.abs(d - r[None, :, None]) <= explain)).any(1)
-    inside = other & (d < r[None, :, None] - explain)
-    higher = (z[None, :] > z[:, None])[..., None]
-    usable = ~along & ~(inside & higher).any(1)
-    return usable, (inside & ~higher).any(2).any(1)
+    d = np.hypot(cx[m, None] + r[m, None] * np.cos(ang) - cx[o, None],
+                 cy[m, None] + r[m, None] * np.sin(ang) - cy[o, None])  # (pairs, K)
+    inside = d < r[o, None] - explain
+    higher = (z[o] > z[m])[:, None]
+    rows, first = np.unique(m, return_index=True)
+    usable[rows] = ~np.logical_or.reduceat((np.abs(d - r[o, None]) <= explain) | (inside & higher), first, axis=0)
+    over[rows] = np.logical_or.reduceat((inside & ~higher).any(1), first)
+    return usable, over
