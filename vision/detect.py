@@ -230,11 +230,11 @@ def _aligned_over_lower(rect: np.ndarray, fits: list[DiskFit], z: Sequence[int],
     # it unjudged); two disks moved are checked against each other as they end up
     tx, ty = x.copy(), y.copy()
     tx[k], ty[k] = ax, ay
-    first = overlaps(x, y, r, x, y, r)
+    first = overlaps(x, y, r)
     move = over.copy()
     while True:     # each round undoes at least one move, so it ends
         nx, ny = np.where(move, tx, x), np.where(move, ty, y)
-        changed = move & (overlaps(nx, ny, r, nx, ny, r) != first).any(1)
+        changed = move & (overlaps(nx, ny, r) != first).any(1)
         if not changed.any():
             break
         move &= ~changed

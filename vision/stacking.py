@@ -108,16 +108,16 @@ DEFAULT_STACKING = StackingConfig()
 OVERLAP_MARGIN_PX = 0.5   # circles overlapping by no more than this are a pair in contact, not an overlap
 
 
-def overlaps(x: np.ndarray, y: np.ndarray, r: np.ndarray, cx: np.ndarray, cy: np.ndarray, cr: np.ndarray,
-             margin_px: float = OVERLAP_MARGIN_PX) -> np.ndarray:
-    """(len(x), len(cx)): which circles (x, y, r) overlap which circles (cx, cy, cr) by more than `margin_px`."""
-    return np.hypot(np.asarray(x)[:, None] - cx, np.asarray(y)[:, None] - cy) < np.asarray(r)[:, None] + cr - margin_px
+def overlaps(x: np.ndarray, y: np.ndarray, r: np.ndarray, margin_px: float = OVERLAP_MARGIN_PX) -> np.ndarray:
+    """(M, M): which of the circles (x, y, r) overlap which by more than `margin_px` (a circle overlaps itself)."""
+    x, y, r = (np.asarray(a, np.float64) for a in (x, y, r))
+    return np.hypot(x[:, None] - x, y[:, None] - y) < r[:, None] + r - margin_px
 
 
 def overlapping_pairs(fits: Sequence[DiskFit], margin_px: float = OVERLAP_MARGIN_PX) -> list[tuple[int, int]]:
     """The pairs (i < j) of fits whose class circles overlap by more than `margin_px`, in order."""
     x, y, r = (np.array([getattr(f, name) for f in fits], np.float64) for name in ("cx", "cy", "r_px"))
-    return [(int(i), int(j)) for i, j in zip(*np.nonzero(np.triu(overlaps(x, y, r, x, y, r, margin_px), 1)))]
+    return [(int(i), int(j)) for i, j in zip(*np.nonzero(np.triu(overlaps(x, y, r, margin_px), 1)))]
 
 
 def _map_circles(fits: Sequence[DiskFit], scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
