@@ -16,13 +16,17 @@ on the GPU:
 
     python -m vision.facemap_training --stream --frames 2385 --steps 6413 --batch 64 --crops-on-device --workers 14
 
-(a streamed run trains on the frames there at each step, so it is not repeatable frame for frame).
+(a streamed run trains on the frames there at each step, so it is not repeatable frame for frame). On a lease whose
+pace is unknown, `--budget-s SECONDS` (with `--steps` as a cap) ends the run on time, the schedule following the
+clock.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing as mp
+import os
 import sys
 import time
 from pathlib import Path
@@ -93,8 +97,11 @@ def _sample(job: tuple[str, int, int]) -> FaceTruth:
             return FaceTruth(rect=z["rect"], face=z["face"], rim=z["rim"], height=z["height"])
     setup, camera = table_for(family, seed, frame)
     truth = face_truth(render_frame(setup, camera), setup, camera)
-    if path is not None:
-        np.savez(path, rect=truth.rect, face=truth.face, rim=truth.rim, height=truth.height)
+    if path is not None:   # written whole, then renamed: a reader (or a run stopped midway) never sees half a file
+        part = path.with_name(path.name + ".part")
+        with open(part, "wb") as f:
+            np.savez(f, rect=truth.rect, face=truth.face, rim=truth.rim, height=truth.height)
+        os.replace(part, path)
     return truth
 
 
@@ -249,11 +256,13 @@ class _Exported:
 
 def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: int, seed: int, log_every: int = 100,
           stacked_share: float = 0.0, loader_workers: int = 0, crops_on_device: bool = False,
-          init: Path | None = None, max_lr: float = 3e-3):
+          init: Path | None = None, max_lr: float = 3e-3, budget_s: float | None = None):
     """The trained network (on the CPU, in eval mode). With `crops_on_device` the crops are cut and augmented by
     torch on the training device (`vision.facemap_crops`; `samples` may then grow while training runs), else by
     NumPy/OpenCV on the CPU (`loader_workers` processes). With `init` (an exported network) training goes on from
-    it instead of from scratch (`load_exported`)."""
+    it instead of from scratch (`load_exported`). With `budget_s` training ends after that many seconds (or
+    `steps`, if sooner) and the schedule follows the clock: a lent machine's pace is not known beforehand, and a
+    pace measured in its first seconds (frames still loading, kernels still being tuned) sized a run wrongly."""
     import torch
     import torch.nn.functional as F
 
@@ -264,7 +273,6 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
         load_exported(net, init)
     net = net.to(dev)
     opt = torch.optim.AdamW(net.parameters(), lr=max_lr, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr, total_steps=steps, pct_start=0.1)
     pos_w = torch.tensor(4.0, device=dev)
     vrng = np.random.default_rng(seed + 1)
     vx, vf, vr, vh = host_batch(valid, vrng, 32)
@@ -276,7 +284,34 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
         crops = DeviceCrops(samples, dev, seed, batch, CROP, stacked_share)
     else:
         crops = host_batches_on(samples, seed, batch, stacked_share, loader_workers, dev)
+
+    def report(done: int, loss: float) -> None:
+        net.eval()
+        with torch.no_grad():
+            vo = torch.sigmoid(net(vx_t)).cpu().numpy()
+        face_err = float(np.mean(np.abs(vo[:, 0] - vf)))
+        rim_pred, rim_true = vo[:, 1] > 0.5, vr > 0.5
+        tp = float((rim_pred & rim_true).sum())
+        prec = tp / max(rim_pred.sum(), 1)
+        rec = tp / max(rim_true.sum(), 1)
+        faces = vf > 0.9
+        level_ok = float(np.mean(np.abs(vo[:, 2][faces] - vh[faces]) < 0.25)) if faces.any() else float("nan")
+        print(f"  step {done}/{steps}  loss {loss:.4f}  valid: face MAE {face_err:.4f}  "
+              f"rim precision {prec:.3f} recall {rec:.3f}  height level right {level_ok:.3f}  "
+              f"({time.time() - t0:.0f} s)", flush=True)
+
+    done, loss = 0, None
     for step in range(steps):
+        if budget_s is None:
+            position = float(step)
+        else:
+            spent = time.time() - t0
+            if spent >= budget_s:
+                break
+            position = spent / budget_s * (steps - 1)
+        lr, beta1 = one_cycle(position, steps, max_lr)
+        for group in opt.param_groups:
+            group["lr"], group["betas"] = lr, (beta1, group["betas"][1])
         net.train()
         if init is not None:
             _freeze_norms(net)
@@ -291,22 +326,29 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
         opt.zero_grad()
         loss.backward()
         opt.step()
-        sched.step()
-        if (step + 1) % log_every == 0 or step == steps - 1:
-            net.eval()
-            with torch.no_grad():
-                vo = torch.sigmoid(net(vx_t)).cpu().numpy()
-            face_err = float(np.mean(np.abs(vo[:, 0] - vf)))
-            rim_pred, rim_true = vo[:, 1] > 0.5, vr > 0.5
-            tp = float((rim_pred & rim_true).sum())
-            prec = tp / max(rim_pred.sum(), 1)
-            rec = tp / max(rim_true.sum(), 1)
-            faces = vf > 0.9
-            level_ok = float(np.mean(np.abs(vo[:, 2][faces] - vh[faces]) < 0.25)) if faces.any() else float("nan")
-            print(f"  step {step + 1}/{steps}  loss {loss.item():.4f}  valid: face MAE {face_err:.4f}  "
-                  f"rim precision {prec:.3f} recall {rec:.3f}  height level right {level_ok:.3f}  "
-                  f"({time.time() - t0:.0f} s)", flush=True)
+        done = step + 1
+        if done % log_every == 0 and done < steps:
+            report(done, loss.item())
+    if loss is not None:
+        report(done, loss.item())
     return net.cpu().eval()
+
+
+def one_cycle(position: float, total_steps: int, max_lr: float, pct_start: float = 0.1) -> tuple[float, float]:
+    """The learning rate and Adam's first beta at `position` (a step number, 0 .. total_steps - 1, fractional
+    allowed) of torch's one-cycle schedule with its defaults (cosine, a start 25 times below `max_lr`, an end
+    10^4 below the start, beta 0.95 -> 0.85 -> 0.95): the same curve whether steps or the clock move along it."""
+    start, low = max_lr / 25.0, max_lr / 25.0 / 1e4
+    peak = pct_start * total_steps - 1.0
+
+    def cos(a: float, b: float, pct: float) -> float:
+        return b + (a - b) / 2.0 * (math.cos(math.pi * pct) + 1.0)
+
+    if position <= peak:
+        pct = position / peak
+        return cos(start, max_lr, pct), cos(0.95, 0.85, pct)
+    pct = (position - peak) / (total_steps - 1.0 - peak)
+    return cos(max_lr, low, pct), cos(0.85, 0.95, pct)
 
 
 def load_exported(net, path: Path) -> None:
@@ -394,6 +436,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="train while the frames render (needs --crops-on-device): training starts once "
                         "--start-frames are in and draws from every frame rendered so far")
     p.add_argument("--start-frames", type=int, default=150, help="frames rendered before a streamed run trains")
+    p.add_argument("--budget-s", type=float, default=None,
+                   help="train this many seconds (at most --steps steps), the schedule following the clock: for a "
+                        "lent machine whose pace is not known beforehand")
     args = p.parse_args(argv)
     if args.stream and not args.crops_on_device:
         print("facemap_training: --stream needs --crops-on-device (the frames grow while the crops are cut)",
@@ -410,6 +455,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not 0.0 < args.max_lr <= 0.1:
         print("facemap_training: --max-lr must be within 0..0.1", file=sys.stderr)
+        return 2
+    if args.budget_s is not None and not args.budget_s > 0:
+        print("facemap_training: --budget-s must be > 0", file=sys.stderr)
         return 2
     if not 0.0 <= args.stacked_share <= 1.0:
         print("facemap_training: --stacked-share must be within 0..1", file=sys.stderr)
@@ -436,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         net = train(samples, valid, args.steps, args.batch, args.seed, stacked_share=args.stacked_share,
                     loader_workers=args.loader_workers, crops_on_device=args.crops_on_device, init=args.init,
-                    max_lr=args.max_lr)
+                    max_lr=args.max_lr, budget_s=args.budget_s)
     finally:
         if stream is not None:
             print(f"trained on the {stream.stop()} frames rendered by then", flush=True)

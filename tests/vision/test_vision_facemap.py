@@ -112,13 +112,8 @@ def test_training_on_from_a_shipped_network_keeps_its_folded_norms():
     pytest.importorskip("onnx")
     from vision.facemap import MODEL_PATH
     from vision.facemap_training import train
-    from vision.synth.facemaps import FaceTruth
 
-    rng = np.random.default_rng(2)
-    frames = [FaceTruth(rect=rng.integers(0, 255, (512, 512, 3), dtype=np.uint8),
-                        face=rng.integers(0, 255, (256, 256), dtype=np.uint8),
-                        rim=rng.integers(0, 255, (256, 256), dtype=np.uint8),
-                        height=rng.integers(0, 255, (256, 256), dtype=np.uint8))]
+    frames = _noise_frames(2)
     net = train(frames, frames, steps=2, batch=2, seed=0, log_every=10, init=MODEL_PATH, max_lr=1e-4)
     norms = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
     assert norms and all(float(m.running_mean.abs().max()) == 0.0 for m in norms)
@@ -141,8 +136,73 @@ def test_streamed_frames_grow_while_waiting_and_stop_on_demand():
         StreamedFrames(jobs, workers=0)
 
 
+@pytest.mark.parametrize("total, max_lr", [(200, 3e-3), (6413, 5e-4), (37, 1e-2)])
+def test_the_schedule_is_torchs_one_cycle_whether_steps_or_the_clock_move_along_it(total, max_lr):
+    torch = pytest.importorskip("torch")
+    from vision.facemap_training import one_cycle
+
+    opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=max_lr)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=max_lr, total_steps=total, pct_start=0.1)
+    for step in range(total):
+        lr, beta1 = one_cycle(float(step), total, max_lr)
+        assert lr == pytest.approx(opt.param_groups[0]["lr"], rel=1e-9, abs=1e-15)
+        assert beta1 == pytest.approx(opt.param_groups[0]["betas"][0], rel=1e-9)
+        opt.step()
+        sched.step()
+
+
+def _noise_frames(seed: int, count: int = 1):
+    from vision.synth.facemaps import FaceTruth
+
+    rng = np.random.default_rng(seed)
+    return [FaceTruth(rect=rng.integers(0, 255, (512, 512, 3), dtype=np.uint8),
+                      face=rng.integers(0, 255, (256, 256), dtype=np.uint8),
+                      rim=rng.integers(0, 255, (256, 256), dtype=np.uint8),
+                      height=rng.integers(0, 255, (256, 256), dtype=np.uint8)) for _ in range(count)]
+
+
+def test_a_training_budget_ends_the_run_on_time_whatever_the_step_count(capsys):
+    """--budget-s: a lent machine's pace is not known beforehand; the run ends when the time is spent (and says
+    how many steps it made), not when a step count sized on a guess runs out."""
+    pytest.importorskip("torch")
+    from vision.facemap_training import train
+
+    frames = _noise_frames(3)
+    net = train(frames, frames, steps=100_000, batch=1, seed=0, log_every=10_000, crops_on_device=True,
+                budget_s=1.0)
+    assert not net.training
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    made = int(last.split()[1].split("/")[0])
+    assert last.startswith("step") and 1 <= made < 100_000 and "/100000" in last
+
+
+def test_a_cached_frame_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Another process may read the cache while frames render into it: a frame appears under its name only once
+    it is whole, and no part file is left behind."""
+    import vision.facemap_training as ft
+
+    ft._use_cache(tmp_path)
+    try:
+        job = ("classic", 3000, 0)
+        seen = []
+        real_replace = ft.os.replace
+
+        def watch(src, dst):
+            seen.append(sorted(p.name for p in tmp_path.iterdir()))
+            real_replace(src, dst)
+
+        monkeypatch.setattr(ft.os, "replace", watch)
+        first = ft._sample(job)
+        assert seen == [["classic-3000-0.npz.part"]]           # the part file only, until it was whole
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["classic-3000-0.npz"]
+        again = ft._sample(job)                                 # read back from the cache
+        assert np.array_equal(first.rect, again.rect) and np.array_equal(first.rim, again.rim)
+    finally:
+        ft._use_cache(None)
+
+
 @pytest.mark.parametrize("argv", [["--stream"], ["--stream", "--crops-on-device", "--start-frames", "0"],
-                                  ["--frames", "10", "--start-frames", "11"]])
+                                  ["--frames", "10", "--start-frames", "11"], ["--budget-s", "0"]])
 def test_streamed_training_refuses_what_cannot_run(argv, capsys):
     from vision.facemap_training import main
 

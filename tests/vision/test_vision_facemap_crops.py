@@ -36,12 +36,32 @@ def test_a_cut_crop_shows_its_targets_under_every_turn_and_mirror():
 
 
 def test_printed_circles_never_leave_the_faces():
-    face = torch.from_numpy(np.repeat(np.repeat(_frame(4).face, 2, 0), 2, 1) / 255.0).float()
-    img = torch.zeros((3, *face.shape))
+    faces = torch.stack([torch.from_numpy(np.repeat(np.repeat(_frame(seed).face, 2, 0), 2, 1) / 255.0).float()
+                         for seed in (4, 9, 10)])
+    faces[2] = 0.0                                       # a crop with no face gets no circle
+    img = torch.zeros((3, 3, *faces.shape[1:]))
+    gen = torch.Generator().manual_seed(0)
     for seed in range(20):
-        img = crops._printed_circles(img, face, np.random.default_rng(seed))
-    assert float(img[:, face < 0.5].abs().max()) == 0.0
-    assert float(img[:, face > 0.5].abs().max()) > 0.0
+        img = crops._printed_circles(img, faces, np.random.default_rng(seed), gen)
+    outside = (faces < 0.5)[:, None].expand_as(img)
+    assert float(img[outside].abs().max()) == 0.0
+    assert all(float(img[k][:, faces[k] > 0.5].abs().max()) > 0.0 for k in (0, 1))
+
+
+def test_a_face_pixel_is_as_deep_as_the_squares_around_it_that_lie_in_the_face():
+    face = torch.zeros((1, 64, 64))
+    face[0, 10:31, 10:31] = 1.0                          # a 21 px square: its centre survives 10 erosions
+    depth = crops._face_depth(face)
+    assert float(depth[0, 20, 20]) == 11.0 and float(depth[0, 10, 10]) == 1.0 and float(depth[0, 5, 5]) == 0.0
+    edge = torch.ones((1, 64, 64))                        # the crop's edge does not end a face
+    assert float(crops._face_depth(edge).min()) == crops.MAX_PRINTED_RADIUS + 3
+
+
+def test_textures_are_whole_cloths_of_every_kind_in_range():
+    tex = crops._textures(np.random.default_rng(0), torch.Generator().manual_seed(0), 40, 64, "cpu")
+    assert tex.shape == (40, 3, 64, 64)
+    assert 0.0 <= float(tex.min()) and float(tex.max()) <= 255.0
+    assert bool((tex.std((2, 3)).amax(1) > 1.0).all())   # each has a pattern, not one flat colour
 
 
 def test_the_same_seed_gives_the_same_augmented_batch_and_another_seed_another():
