@@ -344,7 +344,7 @@ def one_cycle(position: float, total_steps: int, max_lr: float, pct_start: float
     def cos(a: float, b: float, pct: float) -> float:
         return b + (a - b) / 2.0 * (math.cos(math.pi * pct) + 1.0)
 
-    if position <= peak:
+    if peak > 0 and position <= peak:   # (a run of under 1 / pct_start steps has no rise)
         pct = position / peak
         return cos(start, max_lr, pct), cos(0.95, 0.85, pct)
     pct = (position - peak) / (total_steps - 1.0 - peak)
