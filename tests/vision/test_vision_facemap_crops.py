@@ -95,3 +95,19 @@ def test_the_trainer_trains_on_crops_made_on_the_device():
     net = train([_frame(7, 512)], [_frame(8, 512)], steps=2, batch=2, seed=0, log_every=1, crops_on_device=True)
     assert not net.training
 
+
+
+def test_a_batch_of_device_crops_never_makes_the_host_wait_on_the_device():
+    """A wait (`nonzero`, `item`) stalls a GPU's host until the device catches up: the crops made crop by crop
+    waited 89 times a batch (`benchmarks/crop_operations.py`)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from crop_operations import count
+
+    maker = crops.DeviceCrops([_frame(11, 512), _frame(12, 512)], "cpu", seed=0, batch=16, size=128)
+    x, maps = maker.cut()
+    assert count(maker.cut)[1] == 0
+    ops, waits = count(lambda: crops.augment(x, maps[:, 0], maker.rng, maker.gen))
+    assert waits == 0 and ops < 1000
