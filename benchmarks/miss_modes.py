@@ -23,6 +23,12 @@ A second table asks whether the maps show the commonest miss, a smaller disk lyi
 outline of each such disk (found or missed), the rim map's median, and the height map's step from its inside to
 the ring just outside it; against the same for circles of each smaller size at the centre of lone disks, where
 printed art puts its rings (nothing lies there, so whatever the maps show there is what a ring in art gives).
+
+Two more tables say where the misses fall and what they cost. Recall of disks >= 50 % visible by size and by how
+much of each lies over lower disks (its face sampled on a grid against the lower disks' circles): clear of others,
+under 30 %, 30-70 %, 70-99 %, wholly. And each true pin (`rules.diskwars.report`) the detected scene lacks, by
+cause: the upper disk (the pinner) not found, the lower one not found, neither, both found but read the other way
+up, both found and no pin between them.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ for p in (ROOT, ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
+COVER_BANDS = ("clear of others", "under 30 %", "30-70 %", "70-99 %", "wholly")
+PIN_CAUSES = ("pinner not found", "pinned not found", "neither found", "read the other way up", "both found, no pin")
 MODES = ("another size there", "found, then dropped", "rejected, outline read off", "rejected by the verdict",
          "never judged", "no candidate")
 OFF_MM = 3.0  # a judged circle farther than this from the true centre was pulled by another outline
@@ -91,10 +99,41 @@ def _rim_and_step(maps, u: float, v: float, r: float, outer: float) -> tuple[flo
     return float(np.median(maps.rim[ys, xs])), step
 
 
-def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, float, float]]]:
-    """(mode, lies on another disk) of every disk >= 50 % visible the eye misses in one rendered frame, and (one of
+def cover_band(share: float) -> str:
+    """The band of `COVER_BANDS` a share over lower disks falls in."""
+    return COVER_BANDS[0 if share <= 0.0 else 1 if share < 0.3 else 2 if share < 0.7 else 3 if share < 0.99 else 4]
+
+
+def pin_misses(truth, detected, matched: dict[str, str]) -> list[str]:
+    """The cause (`PIN_CAUSES`) of each true pin between disks >= 25 % visible that `detected` lacks."""
+    from dataclasses import replace
+
+    from eval_vision import PARTLY, _pins
+    from tablesight.scene import Scene
+    from vision.scene_match import visible_fraction
+
+    disks = tuple(t for t in truth.disks if not t.extra.get("held"))
+    care = {t.id for t in disks if visible_fraction(t) >= PARTLY}
+    true_pins = {p for p in _pins(replace(truth, disks=disks)) or () if p[0] in care and p[1] in care}
+    renamed = [replace(d, id=matched.get(d.id) or f"unmatched:{d.id}", player=None, extra={})
+               for d in detected.disks]
+    found_pins = _pins(Scene(disks=tuple(renamed), battlefield=truth.battlefield)) or set()
+    found = set(matched.values())
+    out = []
+    for upper, lower in sorted(true_pins - found_pins):
+        if upper not in found or lower not in found:
+            out.append(PIN_CAUSES[2] if upper not in found and lower not in found else
+                       PIN_CAUSES[0] if upper not in found else PIN_CAUSES[1])
+        else:
+            out.append(PIN_CAUSES[3] if (lower, upper) in found_pins else PIN_CAUSES[4])
+    return out
+
+
+def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, float, float]],
+                                        list[tuple[str, str, bool]], list[str]]:
+    """(mode, lies on another disk) of every disk >= 50 % visible the eye misses in one rendered frame; (one of
     `NESTED`, rim median, height step) of every disk lying within a larger one and of the rings at lone disks'
-    centres."""
+    centres; (size, `COVER_BANDS` band, found) of every disk >= 50 % visible; the causes of the missed pins."""
     from tablesight.scene import SIZE_CLASSES
     from vision.candidates import find_candidates
     from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, px_per_mm, rectified_frame,
@@ -104,6 +143,7 @@ def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, 
     from vision.locate import locate_in_maps
     from vision.scene_match import match, visible_fraction
     from vision.synth.render import render_frame
+    from vision.synth.facemaps import share_over_lower
     from vision.synth.truth import truth_calibration
 
     cfg = DEFAULT_CONFIG
@@ -121,7 +161,11 @@ def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, 
     fits = locate_in_maps(maps, rect, radii, scale, mm, (), cfg, battlefield_px(cal),
                           log=lambda ev, u, v, r, ok: judged.append((u, v, r, ok)))
     scene = finish_detection(maps, fits, rect, cal, sizes, None, cfg).scene
-    found = set(match(frame.scene, scene).values())
+    matched = match(frame.scene, scene)
+    found = set(matched.values())
+    disks = [t for t in frame.scene.disks if not t.extra.get("held")]
+    cover = [(t.size, cover_band(share_over_lower(t, disks)), t.id in found) for t in disks
+             if visible_fraction(t) >= 0.5]
     radii_map = [r / scale for r in radii]
     cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, (), None, 0.8 * cfg.min_face)
     out = []
@@ -145,7 +189,8 @@ def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, 
         else:
             mode = "no candidate"
         out.append((mode, t.z > 0))
-    return out, _nested(frame.scene, cal, scale, radii_map, maps, found)
+    return out, _nested(frame.scene, cal, scale, radii_map, maps, found), cover, pin_misses(frame.scene, scene,
+                                                                                            matched)
 
 
 def _nested(truth, cal, scale: float, radii_map: list[float], maps, found: set) -> list[tuple[str, float, float]]:
@@ -182,15 +227,20 @@ def main(argv: list[str] | None = None) -> int:
 
     cv2.setNumThreads(1)
     from tablesight.errors import InputError
+    from tablesight.scene import SIZE_CLASSES
 
     per: dict[str, Counter] = {}
     stacked: dict[str, Counter] = {}
     nested: dict[str, list[tuple[float, float]]] = {k: [] for k in NESTED}
+    cover: Counter = Counter()      # (size, band, found)
+    pins: Counter = Counter()
     try:
         for family, setup, camera in frames(args.seeds, args.tier, args.frames, args.family):
             c, s = per.setdefault(family, Counter()), stacked.setdefault(family, Counter())
             c["frames"] += 1
-            misses, seen = trace_frame(setup, camera)
+            misses, seen, disks, pin_causes = trace_frame(setup, camera)
+            cover.update(disks)
+            pins.update(pin_causes)
             for mode, on_disk in misses:
                 c[mode] += 1
                 s[mode] += int(on_disk)
@@ -221,6 +271,17 @@ def main(argv: list[str] | None = None) -> int:
         a = np.array(vals, dtype=float).reshape(-1, 2)
         pct = (lambda col: " / ".join(f"{q:.2f}" for q in np.nanpercentile(col, [10, 50, 90]))) if len(a) else None
         lines.append(f"| {kind} | {len(a)} | {pct(a[:, 0]) if pct else 'n/a'} | {pct(a[:, 1]) if pct else 'n/a'} |")
+    lines += ["", "Disks >= 50 % visible found, by size and by how much of each lies over lower disks:", "",
+              "| size | " + " | ".join(COVER_BANDS) + " |", "|---" * (len(COVER_BANDS) + 1) + "|"]
+    for size in SIZE_CLASSES:
+        cells = []
+        for band in COVER_BANDS:
+            hit, n = cover[(size, band, True)], cover[(size, band, True)] + cover[(size, band, False)]
+            cells.append(f"{hit}/{n} ({100 * hit / n:.0f} %)" if n else "-")
+        lines.append(f"| {size} | " + " | ".join(cells) + " |")
+    lines += ["", f"True pins the detected scenes lack ({sum(pins.values())}), by cause:", "",
+              "| " + " | ".join(PIN_CAUSES) + " |", "|---" * len(PIN_CAUSES) + "|",
+              "| " + " | ".join(str(pins[c]) for c in PIN_CAUSES) + " |"]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -28,12 +28,13 @@ class DeviceCrops:
 
     `samples` may grow while batches are drawn (frames still being rendered): each batch draws from the frames
     there are. A frame is copied to the device the first time a crop is cut from it. `stacked_share` of the
-    disk-centred crops are centred on a disk lying on another. Batches are (x, face, rim, height): x is
+    disk-centred crops are centred on a disk lying on another, `nested_share` on a disk lying wholly on others
+    (`FaceTruth.nested`: the eye's commonest miss). Batches are (x, face, rim, height): x is
     (n, 3, size, size) float 0-255 BGR, the targets (n, size/2, size/2) float 0-1.
     """
 
     def __init__(self, samples: list[FaceTruth], device: str | torch.device, seed: int, batch: int, size: int = 256,
-                 stacked_share: float = 0.0) -> None:
+                 stacked_share: float = 0.0, nested_share: float = 0.0) -> None:
         if batch < 1:
             raise ValueError(f"batch must be >= 1, got {batch}")
         if size % NETWORK_STRIDE or size < 2 * NETWORK_STRIDE:
@@ -41,10 +42,13 @@ class DeviceCrops:
                              f"got {size}")
         if not 0.0 <= stacked_share <= 1.0:
             raise ValueError(f"stacked_share must be within 0..1, got {stacked_share}")
+        if not 0.0 <= nested_share <= 1.0 or stacked_share + nested_share > 1.0:
+            raise ValueError(f"nested_share must be within 0..1 and with stacked_share at most 1, got {nested_share} "
+                             f"and {stacked_share}")
         if not samples:
             raise ValueError("no training frames")
         self.samples, self.device, self.batch, self.size = samples, torch.device(device), batch, size
-        self.stacked_share = stacked_share
+        self.stacked_share, self.nested_share = stacked_share, nested_share
         self.rng = np.random.default_rng(seed)
         self.gen = torch.Generator(device=self.device).manual_seed(seed)
         self._frames: dict[int, tuple[torch.Tensor, torch.Tensor, np.ndarray, np.ndarray]] = {}
@@ -85,12 +89,18 @@ class DeviceCrops:
         rng, c2 = self.rng, self.size // OUTPUT_STRIDE
         xs, ms, turns = [], [], []
         for _ in range(self.batch):
-            rect, maps, near_rim, near_stacked = self._frame(int(rng.integers(len(self.samples))))
+            i = int(rng.integers(len(self.samples)))
+            rect, maps, near_rim, near_stacked = self._frame(i)
             h2, w2 = maps.shape[1:]
             y2, x2 = int(rng.integers(0, h2 - c2 + 1)), int(rng.integers(0, w2 - c2 + 1))
             if rng.random() < 0.7:  # most crops centred near a disk: the felt alone teaches little
-                stacked = self.stacked_share > 0 and rng.random() < self.stacked_share
-                where = near_stacked if stacked and len(near_stacked) else near_rim
+                where = near_rim
+                if self.stacked_share > 0 or self.nested_share > 0:   # one draw picks which kind of place
+                    pick, nested = rng.random(), self.samples[i].nested
+                    if pick < self.stacked_share and len(near_stacked):
+                        where = near_stacked
+                    elif self.stacked_share <= pick < self.stacked_share + self.nested_share and len(nested):
+                        where = nested
                 if len(where):
                     fy, fx = where[int(rng.integers(len(where)))]
                     y2 = int(np.clip(fy - c2 // 2 + rng.integers(-c2 // 4, c2 // 4 + 1), 0, h2 - c2))

@@ -87,20 +87,24 @@ def _use_cache(cache: Path | None) -> None:
 
 
 def _sample(job: tuple[str, int, int]) -> FaceTruth:
-    from vision.synth.facemaps import face_truth
+    from vision.synth.facemaps import face_truth, nested_centres
     from vision.synth.render import render_frame
 
     family, seed, frame = job
     path = None if _CACHE is None else _CACHE / f"{family}-{seed}-{frame}.npz"
     if path is not None and path.exists():
         with np.load(path) as z:
-            return FaceTruth(rect=z["rect"], face=z["face"], rim=z["rim"], height=z["height"])
+            maps = {k: z[k] for k in ("rect", "face", "rim", "height")}
+            # a frame cached before the samples named their disks lying on others: those come from the table
+            # itself, which costs nothing to set up again (no rendering)
+            nested = z["nested"] if "nested" in z else nested_centres(*table_for(family, seed, frame))
+        return FaceTruth(**maps, nested=nested)
     setup, camera = table_for(family, seed, frame)
     truth = face_truth(render_frame(setup, camera), setup, camera)
     if path is not None:   # written whole, then renamed: a reader (or a run stopped midway) never sees half a file
         part = path.with_name(path.name + ".part")
         with open(part, "wb") as f:
-            np.savez(f, rect=truth.rect, face=truth.face, rim=truth.rim, height=truth.height)
+            np.savez(f, rect=truth.rect, face=truth.face, rim=truth.rim, height=truth.height, nested=truth.nested)
         os.replace(part, path)
     return truth
 
@@ -256,16 +260,19 @@ class _Exported:
 
 def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: int, seed: int, log_every: int = 100,
           stacked_share: float = 0.0, loader_workers: int = 0, crops_on_device: bool = False,
-          init: Path | None = None, max_lr: float = 3e-3, budget_s: float | None = None):
+          init: Path | None = None, max_lr: float = 3e-3, budget_s: float | None = None, nested_share: float = 0.0):
     """The trained network (on the CPU, in eval mode). With `crops_on_device` the crops are cut and augmented by
     torch on the training device (`vision.facemap_crops`; `samples` may then grow while training runs), else by
     NumPy/OpenCV on the CPU (`loader_workers` processes). With `init` (an exported network) training goes on from
     it instead of from scratch (`load_exported`). With `budget_s` training ends after that many seconds (or
     `steps`, if sooner) and the schedule follows the clock: a lent machine's pace is not known beforehand, and a
-    pace measured in its first seconds (frames still loading, kernels still being tuned) sized a run wrongly."""
+    pace measured in its first seconds (frames still loading, kernels still being tuned) sized a run wrongly.
+    `nested_share` of the disk-centred crops are centred on a disk lying on others' faces (device crops only)."""
     import torch
     import torch.nn.functional as F
 
+    if nested_share and not crops_on_device:
+        raise ValueError("nested_share needs crops_on_device (the crops centred on disks lying on others)")
     torch.manual_seed(seed)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     net = build_network()
@@ -281,7 +288,7 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
     if crops_on_device:
         from vision.facemap_crops import DeviceCrops
 
-        crops = DeviceCrops(samples, dev, seed, batch, CROP, stacked_share)
+        crops = DeviceCrops(samples, dev, seed, batch, CROP, stacked_share, nested_share)
     else:
         crops = host_batches_on(samples, seed, batch, stacked_share, loader_workers, dev)
 
@@ -426,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     p = training_arguments(__doc__, "vision/models/facemap.onnx", 900, 6000, 12)
     p.add_argument("--stacked-share", type=float, default=0.0,
                    help="share of the disk-centred crops centred on a disk lying on another (default 0: any disk)")
+    p.add_argument("--nested-share", type=float, default=0.0,
+                   help="share of the disk-centred crops centred on a disk lying wholly (70 %% or more) on others "
+                        "(needs --crops-on-device; with --stacked-share, at most 1 together)")
     p.add_argument("--loader-workers", type=int, default=0,
                    help="processes making augmented batches (0: the training process itself)")
     p.add_argument("--init", type=Path, help="go on training this exported network instead of starting afresh")
@@ -462,6 +472,13 @@ def main(argv: list[str] | None = None) -> int:
     if not 0.0 <= args.stacked_share <= 1.0:
         print("facemap_training: --stacked-share must be within 0..1", file=sys.stderr)
         return 2
+    if not 0.0 <= args.nested_share <= 1.0 or args.stacked_share + args.nested_share > 1.0:
+        print("facemap_training: --nested-share must be within 0..1, and with --stacked-share at most 1",
+              file=sys.stderr)
+        return 2
+    if args.nested_share and not args.crops_on_device:
+        print("facemap_training: --nested-share needs --crops-on-device", file=sys.stderr)
+        return 2
     from vision.synth import seeds
 
     try:
@@ -484,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         net = train(samples, valid, args.steps, args.batch, args.seed, stacked_share=args.stacked_share,
                     loader_workers=args.loader_workers, crops_on_device=args.crops_on_device, init=args.init,
-                    max_lr=args.max_lr, budget_s=args.budget_s)
+                    max_lr=args.max_lr, budget_s=args.budget_s, nested_share=args.nested_share)
     finally:
         if stream is not None:
             print(f"trained on the {stream.stop()} frames rendered by then", flush=True)

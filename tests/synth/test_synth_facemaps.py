@@ -93,3 +93,40 @@ def test_rendered_frame_truth_marks_every_fully_visible_disk(tmp_path):
         if not over:
             assert abs(int(truth.height[int(y), int(x)]) - min(d.z, HEIGHT_LEVELS) / HEIGHT_LEVELS * 255) < 30
     assert any(d.z > 0 for d in setup.disks)  # the table has stacks: the height target is not all zero
+
+
+def test_a_disk_lying_wholly_on_another_is_named_nested_and_one_lying_half_off_is_not():
+    """The eye's commonest miss is a small disk lying wholly on a larger one; the trainer centres crops on the
+    places `nested_centres` names, at the output scale."""
+    from dataclasses import replace
+
+    from vision.synth.camera import table_camera
+    from vision.synth.facemaps import NESTED_SHARE, nested_centres, share_over_lower
+    from vision.synth.scenes import random_table
+    from vision.synth.tiers import tier_settings
+    from vision.synth.truth import truth_calibration
+
+    setup = random_table(501, "easy")
+    camera = table_camera(501, tier_settings("easy").camera)
+    base = setup.disks[0]
+    big = replace(base, id="big", x_mm=300.0, y_mm=300.0, radius_mm=40.0, z=0)
+    inside = replace(base, id="inside", x_mm=310.0, y_mm=300.0, radius_mm=15.0, z=1)   # wholly over `big`
+    half = replace(base, id="half", x_mm=340.0, y_mm=300.0, radius_mm=15.0, z=1)      # its centre on the edge
+    lone = replace(base, id="lone", x_mm=600.0, y_mm=600.0, radius_mm=15.0, z=0)
+    under = replace(base, id="under", x_mm=300.0, y_mm=300.0, radius_mm=15.0, z=0)    # covered, on the felt
+    disks = (big, inside, half, lone)
+    assert share_over_lower(inside, disks) == 1.0 and share_over_lower(lone, disks) == 0.0
+    assert 0.3 < share_over_lower(half, disks) < NESTED_SHARE
+    got = nested_centres(replace(setup, disks=disks + (under,), held=()), camera)
+    x, y = truth_calibration(camera, setup.diameters_mm).table_to_rectified(np.array([[310.0, 300.0]]))[0]
+    assert got.shape == (1, 2) and abs(got[0, 0] - y / OUTPUT_STRIDE) <= 1 and abs(got[0, 1] - x / OUTPUT_STRIDE) <= 1
+    # a disk in a hand lies on nothing
+    assert nested_centres(replace(setup, disks=disks, held=("inside",)), camera).shape == (0, 2)
+
+
+def test_face_truth_refuses_nested_centres_of_the_wrong_shape():
+    rect = np.zeros((40, 60, 3), np.uint8)
+    ok = np.zeros((20, 30), np.uint8)
+    assert FaceTruth(rect=rect, face=ok, rim=ok, height=ok).nested.shape == (0, 2)
+    with pytest.raises(ValueError, match="nested"):
+        FaceTruth(rect=rect, face=ok, rim=ok, height=ok, nested=np.zeros((3,), np.int32))

@@ -201,8 +201,30 @@ def test_a_cached_frame_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
         ft._use_cache(None)
 
 
+def test_a_frame_cached_before_samples_named_their_nested_disks_gets_them_from_its_table(tmp_path):
+    import vision.facemap_training as ft
+    from vision.synth.facemaps import nested_centres
+
+    job = ("classic", 3000, 0)
+    ft._use_cache(tmp_path)
+    try:
+        fresh = ft._sample(job)
+        path = tmp_path / "classic-3000-0.npz"
+        with np.load(path) as z:
+            assert np.array_equal(z["nested"], fresh.nested)
+            old = {k: z[k] for k in ("rect", "face", "rim", "height")}
+        np.savez(path, **old)                                   # as frames were cached before
+        again = ft._sample(job)
+        assert np.array_equal(again.nested, nested_centres(*ft.table_for(*job)))
+        assert np.array_equal(again.nested, fresh.nested)
+    finally:
+        ft._use_cache(None)
+
+
 @pytest.mark.parametrize("argv", [["--stream"], ["--stream", "--crops-on-device", "--start-frames", "0"],
-                                  ["--frames", "10", "--start-frames", "11"], ["--budget-s", "0"]])
+                                  ["--frames", "10", "--start-frames", "11"], ["--budget-s", "0"],
+                                  ["--nested-share", "0.5"], ["--crops-on-device", "--nested-share", "1.5"],
+                                  ["--crops-on-device", "--nested-share", "0.5", "--stacked-share", "0.6"]])
 def test_streamed_training_refuses_what_cannot_run(argv, capsys):
     from vision.facemap_training import main
 

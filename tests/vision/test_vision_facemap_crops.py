@@ -77,7 +77,8 @@ def test_the_same_seed_gives_the_same_augmented_batch_and_another_seed_another()
     assert a[0].shape == (6, 3, 96, 96) and a[1].shape == a[2].shape == a[3].shape == (6, 48, 48)
 
 
-@pytest.mark.parametrize("kwargs", [dict(batch=0), dict(size=100), dict(stacked_share=1.5)])
+@pytest.mark.parametrize("kwargs", [dict(batch=0), dict(size=100), dict(stacked_share=1.5), dict(nested_share=-0.1),
+                                    dict(stacked_share=0.6, nested_share=0.5)])
 def test_bad_settings_are_refused(kwargs):
     args = dict(samples=[_frame(6)], device="cpu", seed=0, batch=2, size=96) | kwargs
     with pytest.raises(ValueError):
@@ -111,3 +112,30 @@ def test_a_batch_of_device_crops_never_makes_the_host_wait_on_the_device():
     assert count(maker.cut)[1] == 0
     ops, waits = count(lambda: crops.augment(x, maps[:, 0], maker.rng, maker.gen))
     assert waits == 0 and ops < 1000
+
+
+def _marked_frame(mark: tuple[int, int] | None) -> FaceTruth:
+    """A 512 px frame, dark but for a small bright mark at `mark` (row, column at the output scale), where it names
+    a disk lying on others; no outline anywhere, so other crops fall anywhere."""
+    rect = np.zeros((512, 512, 3), np.uint8)
+    blank = np.zeros((256, 256), np.uint8)
+    nested = np.zeros((0, 2), np.int32)
+    if mark is not None:
+        rect[2 * mark[0] - 2: 2 * mark[0] + 2, 2 * mark[1] - 2: 2 * mark[1] + 2] = 255
+        nested = np.array([mark], np.int32)
+    return FaceTruth(rect=rect, face=blank, rim=blank, height=blank, nested=nested)
+
+
+def test_nested_crops_are_centred_on_the_disks_lying_on_others():
+    def share_showing(nested_share: float) -> float:
+        maker = crops.DeviceCrops([_marked_frame((200, 40))], "cpu", seed=5, batch=200, size=128,
+                                  nested_share=nested_share)
+        x, _ = maker.cut()
+        return float((x.amax(dim=(1, 2, 3)) > 0).float().mean())
+
+    # 70 % of crops are centred near a disk; with every one of those on the disk lying on others, all 70 % show it
+    assert share_showing(1.0) > 0.6
+    assert share_showing(0.0) < 0.35
+    # a frame naming no such disk falls back to the outlines (here none: anywhere) instead of failing
+    maker = crops.DeviceCrops([_marked_frame(None)], "cpu", seed=5, batch=8, size=128, nested_share=1.0)
+    assert maker.cut()[0].shape == (8, 3, 128, 128)

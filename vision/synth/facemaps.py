@@ -15,11 +15,13 @@ the rectified frame with the exact calibration of the camera truth, it gives the
   on faces.
 
 All three are returned at the facemap's output scale (half the rectified resolution), as area fractions in 0..1.
+Beside the maps, each sample names where its disks lying on other disks' faces are (`FaceTruth.nested`): a
+small disk lying wholly on a larger one is the eye's commonest miss, and the trainer can centre crops there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -31,6 +33,7 @@ from vision.synth.truth import truth_calibration
 
 OUTPUT_STRIDE = 2  # the facemap's output pixel is this many rectified pixels
 HEIGHT_LEVELS = 2  # the height target tells apart 0, 1 and 2-or-more disks underneath
+NESTED_SHARE = 0.7  # a disk with at least this share of its face over lower disks lies on them (`nested_centres`)
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,6 +44,8 @@ class FaceTruth:
     face: np.ndarray
     rim: np.ndarray
     height: np.ndarray
+    # (k, 2) int (row, column) at the output scale: the centres of the disks lying on others (`nested_centres`)
+    nested: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))
 
     def __post_init__(self) -> None:
         h, w = self.rect.shape[:2]
@@ -48,6 +53,8 @@ class FaceTruth:
         if not self.face.shape == self.rim.shape == self.height.shape == want:
             raise ValueError(f"targets must be {want}, got {self.face.shape}, {self.rim.shape} and "
                              f"{self.height.shape}")
+        if self.nested.ndim != 2 or self.nested.shape[1] != 2:
+            raise ValueError(f"nested must be (k, 2) centres, got shape {self.nested.shape}")
 
 
 def draw_rank(setup: TableSetup) -> np.ndarray:
@@ -83,6 +90,32 @@ def outline_mask(label: np.ndarray, rank: np.ndarray) -> np.ndarray:
     return mask
 
 
+def share_over_lower(disk, disks) -> float:
+    """The share of `disk`'s face lying over disks lower in the pile than it (`z`), sampled on a polar grid of 192
+    points; `disk` and `disks` need `x_mm`, `y_mm`, `radius_mm` and `z` (truth scene or setup disks alike)."""
+    a = np.linspace(0.0, 2.0 * np.pi, 24, endpoint=False)
+    rr = np.sqrt(np.linspace(0.05, 1.0, 8))[:, None] * disk.radius_mm
+    x, y = (disk.x_mm + rr * np.cos(a)).ravel(), (disk.y_mm + rr * np.sin(a)).ravel()
+    over = np.zeros(x.shape, bool)
+    for o in disks:
+        if o.z < disk.z:
+            over |= np.hypot(x - o.x_mm, y - o.y_mm) < o.radius_mm
+    return float(over.mean())
+
+
+def nested_centres(setup: TableSetup, camera: SynthCamera) -> np.ndarray:
+    """(k, 2) int (row, column) at the output scale of the centres of the disks lying on the table (not in a
+    hand) with at least `NESTED_SHARE` of their face over lower disks: where a disk's whole outline runs over
+    another's face, read from the exact calibration of `camera`."""
+    lying = [d for d in setup.disks if d.id not in setup.held]
+    on = [d for d in lying if d.z > 0 and share_over_lower(d, lying) >= NESTED_SHARE]
+    if not on:
+        return np.zeros((0, 2), np.int32)
+    cal = truth_calibration(camera, setup.diameters_mm)
+    xy = np.asarray(cal.table_to_rectified(np.array([[d.x_mm, d.y_mm] for d in on])), np.float64).reshape(-1, 2)
+    return np.round(xy[:, ::-1] / OUTPUT_STRIDE).astype(np.int32)
+
+
 def face_truth(frame: RenderedFrame, setup: TableSetup, camera: SynthCamera) -> FaceTruth:
     """The rectified frame and its face/rim targets, through the exact calibration of `camera`."""
     if frame.label is None:
@@ -106,4 +139,5 @@ def face_truth(frame: RenderedFrame, setup: TableSetup, camera: SynthCamera) -> 
     rim = np.clip(cv2.resize(rim, (w2, h2), interpolation=cv2.INTER_AREA) * 2.0, 0.0, 1.0)
     return FaceTruth(rect=np.ascontiguousarray(rect), face=np.round(face * 255).astype(np.uint8),
                      rim=np.round(rim * 255).astype(np.uint8),
-                     height=np.round(np.clip(height, 0.0, 1.0) * 255).astype(np.uint8))
+                     height=np.round(np.clip(height, 0.0, 1.0) * 255).astype(np.uint8),
+                     nested=nested_centres(setup, camera))
