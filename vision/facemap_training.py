@@ -438,6 +438,11 @@ def main(argv: list[str] | None = None) -> int:
                         "(needs --crops-on-device; with --stacked-share, at most 1 together)")
     p.add_argument("--loader-workers", type=int, default=0,
                    help="processes making augmented batches (0: the training process itself)")
+    p.add_argument("--save-photos", type=Path, metavar="FILE",
+                   help="write the photos the synthetic tables print into FILE (.npz) and stop: for --photos")
+    p.add_argument("--photos", type=Path, metavar="FILE",
+                   help="draw the printed photos from FILE (written by --save-photos) instead of scikit-image: "
+                        "for a machine without it, such as a lent offline one")
     p.add_argument("--init", type=Path, help="go on training this exported network instead of starting afresh")
     p.add_argument("--max-lr", type=float, default=3e-3, help="the one-cycle schedule's peak learning rate")
     p.add_argument("--crops-on-device", action="store_true",
@@ -479,8 +484,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.nested_share and not args.crops_on_device:
         print("facemap_training: --nested-share needs --crops-on-device", file=sys.stderr)
         return 2
-    from vision.synth import seeds
+    from vision.synth import art, seeds
 
+    if args.save_photos is not None:
+        art.save_photos(args.save_photos)
+        print(f"wrote {args.save_photos} ({len(art.PHOTO_NAMES)} photos)")
+        return 0
+    if args.photos is not None:
+        try:
+            art.use_saved_photos(args.photos)
+        except ValueError as exc:
+            print(f"facemap_training: --photos {exc}", file=sys.stderr)
+            return 2
     try:
         families = families_to_train(args.families)
     except ValueError as exc:

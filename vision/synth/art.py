@@ -13,15 +13,49 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from vision.synth.scenes import DiskArt, HandPiece, TerrainPiece
+from vision.synth.scenes import DISK_ART, TERRAIN_ART, DiskArt, HandPiece, TerrainPiece
 
 DISK_PPM = 3.5  # texture pixels per mm of printed pieces (a 1080p frame shows about 1 px per mm)
 FLAT_PPM = 3.0
 
 
+PHOTO_NAMES = tuple(dict.fromkeys(DISK_ART + TERRAIN_ART))  # every photo the synthetic tables print
+_saved_photos: dict[str, np.ndarray] = {}  # photos read from a file (`use_saved_photos`), by name
+
+
+def save_photos(path) -> None:
+    """Write every photo the synthetic tables print (`PHOTO_NAMES`, as `photo` gives them) into one .npz file, for
+    a machine without scikit-image (a lent training machine, offline) to draw from (`use_saved_photos`)."""
+    np.savez_compressed(path, **{name: photo(name) for name in PHOTO_NAMES})
+
+
+def use_saved_photos(path) -> None:
+    """Draw the photos from a file written by `save_photos` instead of from scikit-image (processes forked after
+    this call draw from it too); `None`: from scikit-image again. A file that cannot be read, or lacks a name of
+    `PHOTO_NAMES`, is refused (ValueError) and changes nothing."""
+    if path is None:
+        _saved_photos.clear()
+        photo.cache_clear()
+        return
+    try:
+        with np.load(path) as z:
+            loaded = {name: z[name] for name in z.files}
+    except Exception as exc:   # missing, truncated, not an .npz: one clear line
+        raise ValueError(f"{path}: not a photo file written by save_photos ({type(exc).__name__})") from exc
+    missing = [name for name in PHOTO_NAMES if name not in loaded]
+    if missing:
+        raise ValueError(f"{path}: no photo {', '.join(missing)} (write the file with save_photos)")
+    _saved_photos.clear()
+    _saved_photos.update(loaded)
+    photo.cache_clear()
+
+
 @lru_cache(maxsize=None)
 def photo(name: str) -> np.ndarray:
-    """A photo bundled inside scikit-image, as BGR uint8 (greyscale ones get a sepia print tint)."""
+    """A photo bundled inside scikit-image, as BGR uint8 (greyscale ones get a sepia print tint); from the saved
+    file instead after `use_saved_photos`."""
+    if name in _saved_photos:
+        return _saved_photos[name]
     import skimage.data
 
     img = getattr(skimage.data, name)()
