@@ -96,6 +96,25 @@ def _pins(scene: Scene) -> set[tuple[str, str]] | None:
     return {(p.pinner, p.pinned) for p in rep.pins}
 
 
+def pin_sets(truth: Scene, detected: Scene, matched: dict[str, str]
+             ) -> tuple[set[tuple[str, str]], set[tuple[str, str]]] | None:
+    """(true pins, detected pins) as (pinner, pinned) true ids, pins with a disk under 25 % visible left out on
+    both sides (disks in a hand are not on the table); `matched`: detected id -> true id (`match`). None when the
+    rules cannot be imported."""
+    tdisks = tuple(t for t in truth.disks if not t.extra.get("held"))
+    truth_pins = _pins(replace(truth, disks=tdisks))
+    if truth_pins is None:
+        return None
+    # the detected scene with owners dropped (pins do not depend on them) and ids renamed to the true ones
+    renamed = [replace(d, id=matched.get(d.id) or f"unmatched:{d.id}", player=None, extra={})
+               for d in detected.disks]
+    det_pins = _pins(Scene(disks=tuple(renamed), battlefield=truth.battlefield)) or set()
+    dontcare = {t.id for t in tdisks if _visible(t) < PARTLY}
+    care = {t.id for t in tdisks} - dontcare
+    return ({p for p in truth_pins if p[0] in care and p[1] in care},
+            {p for p in det_pins if p[0] not in dontcare and p[1] not in dontcare})
+
+
 def score_frame(tally: Tally, truth: Scene, detected: Scene, diameters: tuple[float, float, float]) -> None:
     m = match(truth, detected)
     tdisks = {t.id: t for t in truth.disks if not t.extra.get("held")}
@@ -135,17 +154,11 @@ def score_frame(tally: Tally, truth: Scene, detected: Scene, diameters: tuple[fl
             tally.order_ok += int((da.z - db.z) * (a.z - b.z) > 0)
     if not tally.pins_available:
         return
-    truth_pins = _pins(replace(truth, disks=tuple(tdisks.values())))
-    if truth_pins is None:
+    pins = pin_sets(truth, detected, m)
+    if pins is None:
         tally.pins_available = False
         return
-    # the detected scene with owners dropped (pins do not depend on them) and ids renamed to the true ones
-    renamed = [replace(d, id=m.get(d.id) or f"unmatched:{d.id}", player=None, extra={}) for d in detected.disks]
-    det_pins = _pins(Scene(disks=tuple(renamed), battlefield=truth.battlefield)) or set()
-    care = {tid for tid, c in cls.items() if c != "dontcare"}
-    truth_pins = {p for p in truth_pins if p[0] in care and p[1] in care}
-    det_pins = {p for p in det_pins if not ((p[0] in cls and cls[p[0]] == "dontcare") or
-                                            (p[1] in cls and cls[p[1]] == "dontcare"))}
+    truth_pins, det_pins = pins
     tally.pins_true += len(truth_pins)
     tally.pins_detected += len(det_pins)
     tally.pins_found += len(truth_pins & det_pins)

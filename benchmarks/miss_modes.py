@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/miss_modes.py [--seeds tuning|gate] [--tier standard|hard] [--frames 6]
                                               [--family NAME ...] [--out benchmarks/results/misses.md]
+                                              [--model NET.onnx --verdict VERDICT.json]
 
 Frames: the tuning seeds of `benchmarks/tune_eye.py`'s families (`--seeds tuning`, where the eye's settings are
 chosen), or the gate seeds of `benchmarks/eval_families.py` (`--seeds gate`: for reporting only, never for
@@ -106,18 +107,12 @@ def cover_band(share: float) -> str:
 
 def pin_misses(truth, detected, matched: dict[str, str]) -> list[str]:
     """The cause (`PIN_CAUSES`) of each true pin between disks >= 25 % visible that `detected` lacks."""
-    from dataclasses import replace
+    from eval_vision import pin_sets
 
-    from eval_vision import PARTLY, _pins
-    from tablesight.scene import Scene
-    from vision.scene_match import visible_fraction
-
-    disks = tuple(t for t in truth.disks if not t.extra.get("held"))
-    care = {t.id for t in disks if visible_fraction(t) >= PARTLY}
-    true_pins = {p for p in _pins(replace(truth, disks=disks)) or () if p[0] in care and p[1] in care}
-    renamed = [replace(d, id=matched.get(d.id) or f"unmatched:{d.id}", player=None, extra={})
-               for d in detected.disks]
-    found_pins = _pins(Scene(disks=tuple(renamed), battlefield=truth.battlefield)) or set()
+    pins = pin_sets(truth, detected, matched)
+    if pins is None:
+        return []
+    true_pins, found_pins = pins
     found = set(matched.values())
     out = []
     for upper, lower in sorted(true_pins - found_pins):
@@ -129,11 +124,12 @@ def pin_misses(truth, detected, matched: dict[str, str]) -> list[str]:
     return out
 
 
-def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, float, float]],
-                                        list[tuple[str, str, bool]], list[str]]:
+def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], list[tuple[str, float, float]],
+                                                     list[tuple[str, str, bool]], list[str]]:
     """(mode, lies on another disk) of every disk >= 50 % visible the eye misses in one rendered frame; (one of
     `NESTED`, rim median, height step) of every disk lying within a larger one and of the rings at lone disks'
-    centres; (size, `COVER_BANDS` band, found) of every disk >= 50 % visible; the causes of the missed pins."""
+    centres; (size, `COVER_BANDS` band, found) of every disk >= 50 % visible; the causes of the missed pins.
+    `config`: the detector's settings (default `DEFAULT_CONFIG`)."""
     from tablesight.scene import SIZE_CLASSES
     from vision.candidates import find_candidates
     from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, px_per_mm, rectified_frame,
@@ -146,7 +142,7 @@ def trace_frame(setup, camera) -> tuple[list[tuple[str, bool]], list[tuple[str, 
     from vision.synth.facemaps import share_over_lower
     from vision.synth.truth import truth_calibration
 
-    cfg = DEFAULT_CONFIG
+    cfg = DEFAULT_CONFIG if config is None else config
     frame = render_frame(setup, camera)
     diam = tuple(float(v) for v in setup.diameters_mm)
     cal = truth_calibration(camera, diam)
@@ -222,7 +218,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=6, help="frames per family")
     p.add_argument("--family", action="append", help="only these families (repeatable)")
     p.add_argument("--out", type=Path)
+    p.add_argument("--model", type=Path, help="a face network of one's own (default: the shipped one)")
+    p.add_argument("--verdict", type=Path, help="the verdict learned on its maps (default: the shipped one)")
     args = p.parse_args(argv)
+    for name in ("model", "verdict"):
+        path = getattr(args, name)
+        if path is not None and not path.is_file():
+            print(f"miss_modes: --{name} {path}: no such file", file=sys.stderr)
+            return 2
+    from dataclasses import replace
+
+    from vision.fit import DEFAULT_CONFIG
+    config = replace(DEFAULT_CONFIG, model_path=None if args.model is None else str(args.model),
+                     verdict_path=None if args.verdict is None else str(args.verdict))
     import cv2
 
     cv2.setNumThreads(1)
@@ -238,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         for family, setup, camera in frames(args.seeds, args.tier, args.frames, args.family):
             c, s = per.setdefault(family, Counter()), stacked.setdefault(family, Counter())
             c["frames"] += 1
-            misses, seen, disks, pin_causes = trace_frame(setup, camera)
+            misses, seen, disks, pin_causes = trace_frame(setup, camera, config)
             cover.update(disks)
             pins.update(pin_causes)
             for mode, on_disk in misses:
