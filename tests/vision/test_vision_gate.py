@@ -139,13 +139,20 @@ def _bench(name: str):
     return mod
 
 
+# Gate frames of each held-out family in the stored-baseline check. Two frames held some 16 overlapping pairs: with
+# every one ordered right there, one pair more read wrong failed the check, and a network that met the 98 % stacking
+# target would fail it about 3 times in 10 (0.98 ** 16). Four hold 29 pairs, so one pair is within the slack.
+HELD_OUT_FRAMES = 4
+
+
 @pytest.fixture(scope="module")
 def held_out_results():
-    """Two gate frames of each held-out family, calibrated from their own markers, scored as the benchmark does."""
+    """The first gate frames of each held-out family, calibrated from their own markers, scored as the benchmark
+    does."""
     from vision.synth.world import HELD_OUT_FAMILIES
 
     families = _bench("eval_families")
-    return [families.evaluate_family(f, 2, "standard", log=lambda _: None) for f in HELD_OUT_FAMILIES]
+    return [families.evaluate_family(f, HELD_OUT_FRAMES, "standard", log=lambda _: None) for f in HELD_OUT_FAMILIES]
 
 
 def test_held_out_families_against_the_stored_baseline(held_out_results):
