@@ -141,7 +141,8 @@ def live(seeds, tier: str, log, disks_per_table: int | None = None) -> dict:
 def history(seeds, tier: str, log, kind: str = "game") -> dict:
     """Play clips of `kind` (`vision.synth.sequence.CLIP_KINDS`) through the pipeline with history and from the
     single frame; tallies scored at the last frame of every stable moment."""
-    from eval_vision import match, _pins, _visible
+    from eval_vision import match
+    from vision.scene_match import visible_fraction
     from vision.detect import detect_frame, locate_disks, sizes_for
     from vision.incremental import detect_changed, reference_for
     from vision.live import PipelineConfig
@@ -162,7 +163,7 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
             rect = cal.rectify(img)
             scene = tracker.update(locate_disks(rect, cal, sizes, previous).scene)
             previous = scene
-            _score(tallies["history"], truth, scene, match, _pins, _visible, seen)
+            _score(tallies["history"], truth, scene, match, seen)
             # As the live table does: the whole frame (in two passes) at the first commit, then only where the
             # table changed.
             changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference)
@@ -171,9 +172,9 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
             live_previous = live_tracker.update(det.scene)
             reference = reference_for(rect if changed is None else changed.reference_rect, det,
                                       live_tracker.last_ids, live_previous)
-            _score(tallies["changed"], truth, live_previous, match, _pins, _visible, seen)
-            _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, _pins, _visible, seen)
-            seen |= {d.id for d in truth.disks if _visible(d) >= 0.5 and not d.extra.get("held")}
+            _score(tallies["changed"], truth, live_previous, match, seen)
+            _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, seen)
+            seen |= {d.id for d in truth.disks if visible_fraction(d) >= 0.5 and not d.extra.get("held")}
         h = tallies["history"]
         log(f"{kind} clip seed {seed}: {len(seq.stable_moments)} stable moments, pins exact "
             f"{h['pins_exact']}/{h['moments']}, 25-50 % visible found {h['partly_found']}/{h['partly']} so far")
@@ -185,8 +186,10 @@ def _new_tally() -> dict:
             "moments": 0, "pins_exact": 0, "detections": 0, "false": 0, "partly_seen": 0, "partly_seen_found": 0}
 
 
-def _score(t: dict, truth: Scene, detected: Scene, match, pins_of, visible_of, seen: set[str] = frozenset()
-           ) -> None:
+def _score(t: dict, truth: Scene, detected: Scene, match, seen: set[str] = frozenset()) -> None:
+    from eval_vision import pin_sets
+    from vision.scene_match import visible_fraction as visible_of
+
     truth = replace(truth, disks=tuple(d for d in truth.disks if not d.extra.get("held")))
     m = match(truth, detected)
     inv = {tid: did for did, tid in m.items()}
@@ -215,16 +218,11 @@ def _score(t: dict, truth: Scene, detected: Scene, match, pins_of, visible_of, s
             if a.id in inv and b.id in inv:
                 t["order_n"] += 1
                 t["order_ok"] += int((det[inv[a.id]].z - det[inv[b.id]].z) * (a.z - b.z) > 0)
-    care = {tid for tid, c in cls.items() if c != "dontcare"}
-    tp = pins_of(truth)
-    renamed = [replace(d, id=m.get(d.id) or f"unmatched:{d.id}", player=None, extra={}) for d in detected.disks]
-    dp = pins_of(Scene(disks=tuple(renamed), battlefield=truth.battlefield))
-    if tp is None or dp is None:
+    pins = pin_sets(truth, detected, m)
+    if pins is None:
         return
-    tp = {p for p in tp if p[0] in care and p[1] in care}
-    dp = {p for p in dp if not (cls.get(p[0]) == "dontcare" or cls.get(p[1]) == "dontcare")}
     t["moments"] += 1
-    t["pins_exact"] += int(tp == dp)
+    t["pins_exact"] += int(pins[0] == pins[1])
 
 
 def _median(vals) -> float:
