@@ -77,10 +77,10 @@ def _rays(reading: RimReading, disks: np.ndarray, cfg: DetectorConfig, mm: float
                                     cfg.explain_mm * mm))
 
 
-def circle_evidence(maps: FaceMaps, reading: RimReading, shown: np.ndarray, explained: np.ndarray,
-                    covered: np.ndarray, r_class: np.ndarray, mm: float) -> list[CircleEvidence]:
+def evidence_matrix(maps: FaceMaps, reading: RimReading, shown: np.ndarray, explained: np.ndarray,
+                    covered: np.ndarray, r_class: np.ndarray, mm: float) -> np.ndarray:
     """Everything `vision.verdict` weighs about each circle of `reading` (map px; `mm`: map px per mm), from its
-    rays (`_rays`)."""
+    rays (`_rays`): (M, len(FEATURES)) float64, a `CircleEvidence` per row."""
     u, v, r = reading.u[:, None], reading.v[:, None], reading.r[:, None]
     K = len(reading.angles)
     open_ = ~covered & ~explained
@@ -108,24 +108,37 @@ def circle_evidence(maps: FaceMaps, reading: RimReading, shown: np.ndarray, expl
         "face_outside": face_out.mean(1),
         "height_step": step,
         "radius_mm": np.asarray(r_class) / mm}
-    columns = [np.broadcast_to(np.asarray(measures[name], np.float64), (len(reading.u),)).tolist()
-               for name in FEATURES]
-    return [CircleEvidence(*row) for row in zip(*columns)]
+    out = np.empty((len(reading.u), len(FEATURES)))
+    for c, name in enumerate(FEATURES):
+        out[:, c] = measures[name]
+    return out
+
+
+def circle_evidence(maps: FaceMaps, reading: RimReading, shown: np.ndarray, explained: np.ndarray,
+                    covered: np.ndarray, r_class: np.ndarray, mm: float) -> list[CircleEvidence]:
+    """`evidence_matrix`, a `CircleEvidence` per circle."""
+    return [CircleEvidence(*row) for row in evidence_matrix(maps, reading, shown, explained, covered, r_class,
+                                                             mm).tolist()]
 
 
 @dataclass(frozen=True, eq=False)
 class _Judged:
     """One candidate judged against the accepted disks (`_judge`): an accepted disk again (`copy`), too little of
-    its own outline to be judged (`evidence` None), or its likelier reading and the verdict's probability."""
+    its own outline to be judged (`features` None), or its likelier reading and the verdict's probability."""
 
     copy: bool = False
-    evidence: CircleEvidence | None = None
+    features: np.ndarray | None = None   # the likelier reading's `evidence_matrix` row
     probability: float = 0.0
     u: float = 0.0
     v: float = 0.0
     r: float = 0.0
     shown: np.ndarray | None = None
     offset: np.ndarray | None = None
+
+    @property
+    def evidence(self) -> CircleEvidence | None:
+        # made only for the judgements the walk uses (most are judged ahead and never read)
+        return None if self.features is None else CircleEvidence(*self.features.tolist())
 
 
 def _copies(disks: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray, cfg: DetectorConfig
@@ -140,8 +153,9 @@ def _copies(disks: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray
 
 def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarray, r_class: np.ndarray,
            need_rim: np.ndarray, disks: np.ndarray, cfg: DetectorConfig, mm: float,
-           verdict: Callable[[list[CircleEvidence]], np.ndarray]) -> list[_Judged]:
-    """Candidates `idx` judged against the accepted disks (`disks`: u, v, r, r_class rows), all at once."""
+           verdict: Callable[[np.ndarray], np.ndarray]) -> list[_Judged]:
+    """Candidates `idx` judged against the accepted disks (`disks`: u, v, r, r_class rows), all at once; `verdict`
+    gives the probability of each row of an `evidence_matrix`."""
     one = reading.take(idx)
     rc = r_class[idx]
     copy = _copies(disks, one.u, one.v, rc, cfg)
@@ -165,8 +179,11 @@ def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarra
         weighed = RimReading.joined(weighed, alts)
         w_rays = tuple(np.concatenate([a, b]) for a, b in zip(w_rays, _rays(alts, disks, cfg, mm)))
         whose = np.concatenate([plain, owner])
-    evidence = circle_evidence(maps, weighed, *w_rays, rc[whose], mm)
-    prob = [float(p) for p in verdict(evidence)] if evidence else []
+    evidence = evidence_matrix(maps, weighed, *w_rays, rc[whose], mm)
+    bad = ~np.isfinite(evidence).all(1)
+    if bad.any():
+        CircleEvidence(*evidence[np.argmax(bad)].tolist())    # raises, naming the measure
+    prob = [float(p) for p in verdict(evidence)] if len(evidence) else []
     best: dict[int, int] = {}
     for row, k in enumerate(whose):           # the first likeliest reading of each circle
         if k not in best or prob[row] > prob[best[k]]:
@@ -181,7 +198,7 @@ def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarra
             out.append(_Judged())
         else:
             row = rows[k]
-            out.append(_Judged(evidence=evidence[row], probability=prob[row], u=float(weighed.u[row]),
+            out.append(_Judged(features=evidence[row], probability=prob[row], u=float(weighed.u[row]),
                                v=float(weighed.v[row]), r=float(weighed.r[row]), shown=w_rays[0][row],
                                offset=weighed.offset[row]))
     return out
@@ -206,9 +223,9 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
         raise ValueError(f"accept: batch must be >= 1, got {batch}")
     if verdict is None:
         model = load_verdict(cfg.verdict_path)
-        verdicts = lambda evs: model.probabilities(np.array([ev.vector() for ev in evs]))  # noqa: E731
+        verdicts = model.probabilities
     else:
-        verdicts = lambda evs: [verdict(ev) for ev in evs]  # noqa: E731
+        verdicts = lambda x: [verdict(CircleEvidence(*row)) for row in x.tolist()]  # noqa: E731
     tol = cfg.rim_tolerance_mm * mm
     shown_all = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= tol)
     base = shown_all.mean(1)
@@ -247,9 +264,9 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
             if j.copy:
                 taken[i] = True
                 continue
-            if j.evidence is None:
-                continue
             ev, prob = j.evidence, j.probability
+            if ev is None:
+                continue
             if is_seed[i]:
                 prob = None         # a disk of the previous scene keeps its own rule (module docstring)
                 ok = ev.rim_own >= need_rim[i] and ev.open_consistency >= cfg.open_consistency_history
