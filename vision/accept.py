@@ -153,7 +153,7 @@ def _copies(disks: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray
 
 def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarray, r_class: np.ndarray,
            need_rim: np.ndarray, disks: np.ndarray, cfg: DetectorConfig, mm: float,
-           verdict: Callable[[np.ndarray], np.ndarray]) -> list[_Judged]:
+           verdict: Callable[[np.ndarray], np.ndarray], first: RimReading | None) -> list[_Judged]:
     """Candidates `idx` judged against the accepted disks (`disks`: u, v, r, r_class rows), all at once; `verdict`
     gives the probability of each row of an `evidence_matrix`."""
     one = reading.take(idx)
@@ -175,7 +175,8 @@ def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarra
     weighed, w_rays, whose = one.take(plain), tuple(x[plain] for x in rays), plain
     if owner:
         at = idx[owner]
-        alts = fit_circles(maps.rim, cand.u[at], cand.v[at], r_class[at], cfg, mm, exclude=np.stack(excl))
+        alts = fit_circles(maps.rim, cand.u[at], cand.v[at], r_class[at], cfg, mm, exclude=np.stack(excl),
+                           first=None if first is None else first.take(at))
         weighed = RimReading.joined(weighed, alts)
         w_rays = tuple(np.concatenate([a, b]) for a, b in zip(w_rays, _rays(alts, disks, cfg, mm)))
         whose = np.concatenate([plain, owner])
@@ -210,11 +211,12 @@ JudgementLog = Callable[[CircleEvidence, float, float, float, bool], None]
 
 def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.ndarray, cfg: DetectorConfig,
            mm: float, allowed: np.ndarray, verdict: Callable[[CircleEvidence], float] | None = None,
-           log: JudgementLog | None = None, batch: int = 32) -> list[Accepted]:
+           log: JudgementLog | None = None, batch: int = 32, first: RimReading | None = None) -> list[Accepted]:
     """Greedy acceptance with explanation-away (module docstring); `allowed`: candidates that may be accepted.
     A candidate overlapping accepted disks is measured again without the rays their outlines explain or cover:
     there the outline found is theirs, and it pulls the circle. `verdict`: the probability that a new circle is a
-    disk (default: the shipped `vision.verdict` model); `log` sees every new circle judged.
+    disk (default: the shipped `vision.verdict` model); `log` sees every new circle judged. `first`: the
+    candidates' `vision.fit.first_reading`, where such a refit starts (read again when not given).
 
     Candidates are judged `batch` at a time, ahead of the walk (numpy's cost is per call, not per circle); a
     judgement is used only if no disk accepted since lies near enough to change it, so the walk decides exactly as
@@ -258,7 +260,7 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 ahead = [j for j in walk[pos:] if not taken[j] and (j == i or j not in left or left[j][0] != near[j])
                          and (j not in known or known[j][0] != near[j])][:batch]
                 for j, judged in zip(ahead, _judge(maps, cand, reading, np.array(ahead), r_class, need_rim,
-                                                   disks[:len(done)], cfg, mm, verdicts)):
+                                                   disks[:len(done)], cfg, mm, verdicts, first)):
                     known[j] = (int(near[j]), judged)
             j = known.pop(i)[1]
             if j.copy:

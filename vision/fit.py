@@ -150,20 +150,33 @@ def read_rims(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r: np.ndarray, angl
     return RimReading(u=u, v=v, r=r, offset=offset, peak=best.reshape(shape), angles=angles)
 
 
+def ray_angles(rays: int) -> np.ndarray:
+    """The angles of a circle's `rays` rays, the first along +x."""
+    return np.arange(rays) * (2.0 * math.pi / rays)
+
+
+def first_reading(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray, cfg: DetectorConfig,
+                  mm: float) -> RimReading:
+    """The circles read where they start, on `fit_circles`' rays (its first reading)."""
+    return read_rims(rim, np.asarray(u, np.float64), np.asarray(v, np.float64), np.asarray(r_class, np.float64),
+                     ray_angles(cfg.rays), cfg.profile_reach_mm * mm)
+
+
 def fit_circles(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray, cfg: DetectorConfig,
-                mm: float, exclude: np.ndarray | None = None) -> RimReading:
+                mm: float, exclude: np.ndarray | None = None, first: RimReading | None = None) -> RimReading:
     """Centres (and, for disks seen nearly whole, radii) fitted to the rim map's outline, ray by ray.
 
-    `mm`: map px per mm. `exclude` (M, K): rays not to fit on (another disk's outline runs there)."""
+    `mm`: map px per mm. `exclude` (M, K): rays not to fit on (another disk's outline runs there). `first`: the
+    circles' `first_reading` when already made (a refit of some of them starts where their first fit did)."""
     K = cfg.rays
-    angles = np.arange(K) * (2.0 * math.pi / K)
+    angles = ray_angles(K)
     ca, sa = np.cos(angles), np.sin(angles)
     basis = np.stack([ca * ca, ca * sa, sa * sa, ca, sa, np.ones(K)], axis=1)    # (K, 6)
     u, v, r = u.astype(np.float64).copy(), v.astype(np.float64).copy(), r_class.astype(np.float64).copy()
     reach = cfg.profile_reach_mm * mm
     tol = cfg.rim_tolerance_mm * mm
     freedom = cfg.radius_freedom_mm * mm
-    reading = read_rims(rim, u, v, r, angles, reach)
+    reading = read_rims(rim, u, v, r, angles, reach) if first is None else first
     for p in range(cfg.fit_passes):
         # the first pass takes every shown outline within reach, later ones only those near the circle
         lim = reach if p == 0 else max(tol, reach * 0.5 ** p)

@@ -19,7 +19,7 @@ from tablesight.scene import SIZE_CLASSES
 from vision.accept import Accepted, JudgementLog, accept, outline_against
 from vision.candidates import Seed, find_candidates
 from vision.facemap import FaceMaps
-from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, fit_circles, read_rims
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, first_reading, fit_circles, read_rims
 from vision.refine import align_centres, masked_median
 from vision.verdict import CircleEvidence
 
@@ -103,14 +103,15 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
     cand, r_class, allowed = cand.subset(keep), r_class[keep], allowed[keep]
     if len(cand) == 0:
         return []
-    reading = fit_circles(maps.rim, cand.u, cand.v, r_class, cfg, mm)
+    first = first_reading(maps.rim, cand.u, cand.v, r_class, cfg, mm)
+    reading = fit_circles(maps.rim, cand.u, cand.v, r_class, cfg, mm, first=first)
     context = np.zeros(len(cand), bool)
     if where is not None:
         want = np.asarray(where(_to_rect(reading.u, scale), _to_rect(reading.v, scale), reading.r * scale), bool)
         is_seed = np.array([s is not None for s in cand.seed])
         context = is_seed & ~want
         allowed &= want | is_seed
-    done = accept(maps, cand, reading, r_class, cfg, mm, allowed, verdict, log)
+    done = accept(maps, cand, reading, r_class, cfg, mm, allowed, verdict, log, first=first)
     # a disk found anew where the previous scene had one of its size continues it (its id and order)
     seed_of = {a.index: cand.seed[a.index] for a in done}
     used = {id(s) for s in seed_of.values() if s is not None}
