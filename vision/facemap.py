@@ -97,8 +97,12 @@ def sample(img: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     mx = np.ascontiguousarray(np.asarray(x, np.float32).reshape(1, -1))
     my = np.ascontiguousarray(np.asarray(y, np.float32).reshape(1, -1))
     out = np.empty(mx.shape, np.float32)
-    # cv2.remap wants at most 32767 px per dimension: chunk long rows
+    # cv2.remap wants at most 32767 px per dimension: chunk long rows, each written in place (a map of another
+    # type than float32 comes back in its own)
     for s in range(0, mx.shape[1], 32000):
-        out[:, s:s + 32000] = cv2.remap(img, mx[:, s:s + 32000], my[:, s:s + 32000], cv2.INTER_LINEAR,
-                                        borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        part = out[:, s:s + 32000]
+        got = cv2.remap(img, mx[:, s:s + 32000], my[:, s:s + 32000], cv2.INTER_LINEAR, dst=part,
+                        borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        if got is not part:
+            part[...] = got
     return out.reshape(shape)

@@ -48,8 +48,10 @@ def _profiles(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, an
     mx, my = np.empty((2, M, K, T), np.float32)
     np.add((cx[:, None] + r[:, None] * ca)[..., None], rho * ca[:, None], out=mx, casting="unsafe")
     np.add((cy[:, None] + r[:, None] * sa)[..., None], rho * sa[:, None], out=my, casting="unsafe")
-    mx, my = mx.reshape(M * K, T), my.reshape(M * K, T)
-    P = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT).astype(np.float32)
+    # one map row per circle where it fits the sampler's 32767 columns: its cost is partly per row
+    rows = M if K * T < 32000 else M * K
+    P = cv2.remap(img, mx.reshape(rows, -1), my.reshape(rows, -1), cv2.INTER_LINEAR,
+                  borderMode=cv2.BORDER_REFLECT).astype(np.float32).reshape(M * K, T, -1)
     d = P[:, 2:] - P[:, :-2]
     d *= d
     # the three channels summed in their order (numpy's reduction over so short an axis is slow)
