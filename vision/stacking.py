@@ -127,7 +127,8 @@ def _map_circles(fits: Sequence[DiskFit], scale: float) -> tuple[np.ndarray, np.
 
 
 def lens_evidence(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale: float, mm: float,
-                  cfg: StackingConfig) -> tuple[float, int]:
+                  cfg: StackingConfig, circles: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                  ) -> tuple[float, int]:
     """How much disk i's outline shows where it runs inside disk j, as evidence that i lies above j: > 0 for above,
     < 0 for under, 0 with no lens rays; and the number of lens rays. `scale`: rectified px per map px; `mm`: map px
     per mm.
@@ -136,7 +137,8 @@ def lens_evidence(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale
     share pixels) and weighted by how deep inside j the ray lies (near the crossing points j's own outline blurs
     in). Summing, not averaging, lets the many rays of a small disk lying on a large one outweigh the few rays of
     the large disk's outline that the small one barely covers. Where a third disk lies too, an outline that shows
-    is above both, but a hidden one may be under either: such rays count only for."""
+    is above both, but a hidden one may be under either: such rays count only for. `circles`: every fit's
+    `_map_circles`, when already made."""
     a, b = fits[i], fits[j]
     K = cfg.rays
     ang = np.arange(K) * (2.0 * math.pi / K)
@@ -148,8 +150,9 @@ def lens_evidence(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale
     n = int(sel.sum())
     if n == 0:
         return 0.0, 0
-    others = [k for k in range(len(fits)) if k not in (i, j)]
-    fx, fy, fr = _map_circles([fits[k] for k in others], scale)
+    others = np.ones(len(fits), bool)
+    others[[i, j]] = False
+    fx, fy, fr = (c[others] for c in (circles if circles is not None else _map_circles(fits, scale)))
     third = (np.hypot(px[:, None] - fx, py[:, None] - fy) <= fr + 2.0 * mm).any(1)
     reach = cfg.rim_search_mm * mm
     t = np.linspace(-reach, reach, 5)
@@ -163,16 +166,18 @@ def lens_evidence(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale
     return float((w * logit).sum()) / cfg.evidence_scale, n
 
 
-def face_height(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale: float, mm: float
-                ) -> float | None:
+def face_height(maps: FaceMaps, fits: Sequence[DiskFit], i: int, j: int, scale: float, mm: float,
+                circles: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> float | None:
     """Mean height (height map, weighted by the face map) of disk i's own face: its inside away from disk j and
-    from every other disk (whichever lies above, those parts may not be i's). None when too little is left."""
+    from every other disk (whichever lies above, those parts may not be i's). None when too little is left.
+    `circles`: every fit's `_map_circles`, when already made."""
     a = fits[i]
     ax, ay, ar = (a.cx + 0.5) / scale - 0.5, (a.cy + 0.5) / scale - 0.5, a.r_px / scale
     f = np.concatenate([np.full(8, 0.3), np.full(16, 0.55), np.full(24, 0.8)])
     ang = np.concatenate([np.arange(n) * (2 * math.pi / n) for n in (8, 16, 24)])
     px, py = ax + f * ar * np.cos(ang), ay + f * ar * np.sin(ang)
-    bx, by, br = _map_circles([b for k, b in enumerate(fits) if k != i], scale)
+    others = np.arange(len(fits)) != i
+    bx, by, br = (c[others] for c in (circles if circles is not None else _map_circles(fits, scale)))
     own = (np.hypot(px[:, None] - bx, py[:, None] - by) > br + 2.0 * mm).all(1)
     if own.sum() < 4:
         return None
@@ -268,6 +273,7 @@ def order_stacks(maps: FaceMaps, fits: Sequence[DiskFit], scale: float, px_per_m
         circle = lambda f: Circle(f.cx / px_per_mm_, f.cy / px_per_mm_, f.r_px / px_per_mm_)  # noqa: E731
         judged[deep] = judge_pairs(image, [(circle(fits[pairs[k][0]]), circle(fits[pairs[k][1]])) for k in deep],
                                    px_per_mm_, config.judge_model)
+    circles = _map_circles(fits, scale)     # every fit in map px, read by each pair against the others
     for (i, j), logit in zip(pairs, judged):
         a, b = fits[i], fits[j]
         stacked_before = (a.seed_z is not None and b.seed_z is not None and a.seed_z != b.seed_z
@@ -281,15 +287,16 @@ def order_stacks(maps: FaceMaps, fits: Sequence[DiskFit], scale: float, px_per_m
             # disks in base contact (pin precision 86.5 -> 90.1 %, recall 74.6 -> 74.1 %).
             touching.append((i, j))
             continue
-        ei, _ = lens_evidence(maps, fits, i, j, scale, mm, config)
-        ej, _ = lens_evidence(maps, fits, j, i, scale, mm, config)
+        ei, _ = lens_evidence(maps, fits, i, j, scale, mm, config, circles)
+        ej, _ = lens_evidence(maps, fits, j, i, scale, mm, config, circles)
         frame = None  # +1: i above j
         # the rim map's lens and the judge's look at the lens at full resolution: two readings of one occlusion
         diff = ei - ej + config.judge_weight * float(logit)
         rim_diff = diff  # the outline's reading alone: only it may overrule history (heights are read coarsely)
         if config.height_weight > 0 and a.seed_id is None and b.seed_id is None:
             # Heights are read coarsely: they help a pair seen for the first time, never against what history knows
-            hi, hj = face_height(maps, fits, i, j, scale, mm), face_height(maps, fits, j, i, scale, mm)
+            hi = face_height(maps, fits, i, j, scale, mm, circles)
+            hj = face_height(maps, fits, j, i, scale, mm, circles)
             if hi is not None and hj is not None:
                 diff += config.height_weight * (hi - hj)
         nested = False
