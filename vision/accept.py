@@ -16,6 +16,7 @@ change what it reads. Map px throughout.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 from typing import Callable
 
 import numpy as np
@@ -257,8 +258,10 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
                 continue
             left[i] = (int(near[i]), None)
             if i not in known or known[i][0] != near[i]:
-                ahead = [j for j in walk[pos:] if not taken[j] and (j == i or j not in left or left[j][0] != near[j])
-                         and (j not in known or known[j][0] != near[j])][:batch]
+                # the next `batch` still to judge (the walk is read only as far as they reach)
+                ahead = list(islice((j for j in islice(walk, pos, None) if not taken[j]
+                                     and (j == i or j not in left or left[j][0] != near[j])
+                                     and (j not in known or known[j][0] != near[j])), batch))
                 for j, judged in zip(ahead, _judge(maps, cand, reading, np.array(ahead), r_class, need_rim,
                                                    disks[:len(done)], cfg, mm, verdicts, first)):
                     known[j] = (int(near[j]), judged)
