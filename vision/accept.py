@@ -115,13 +115,6 @@ def evidence_matrix(maps: FaceMaps, reading: RimReading, shown: np.ndarray, expl
     return out
 
 
-def circle_evidence(maps: FaceMaps, reading: RimReading, shown: np.ndarray, explained: np.ndarray,
-                    covered: np.ndarray, r_class: np.ndarray, mm: float) -> list[CircleEvidence]:
-    """`evidence_matrix`, a `CircleEvidence` per circle."""
-    return [CircleEvidence(*row) for row in evidence_matrix(maps, reading, shown, explained, covered, r_class,
-                                                             mm).tolist()]
-
-
 @dataclass(frozen=True, eq=False)
 class _Judged:
     """One candidate judged against the accepted disks (`_judge`): an accepted disk again (`copy`), too little of

@@ -355,8 +355,9 @@ def test_judging_candidates_ahead_decides_as_judging_them_in_turn(monkeypatch):
 def test_face_inside_is_read_over_the_whole_inside_not_at_the_centre_alone():
     # Regression: the evidence once read the face (and its height) at the centre point only. A large circle
     # round a small disk (a ring printed round the art's centre, say) has face at its centre and none elsewhere.
-    from vision.accept import circle_evidence
+    from vision.accept import evidence_matrix
     from vision.fit import RimReading
+    from vision.verdict import CircleEvidence
 
     maps = draw_maps([(150.0, 150.0, 12.0)])
     K = DEFAULT_CONFIG.rays
@@ -364,7 +365,8 @@ def test_face_inside_is_read_over_the_whole_inside_not_at_the_centre_alone():
     reading = RimReading(u=np.array([u]), v=np.array([v]), r=np.array([44.5 * MM]), offset=np.zeros((1, K)),
                          peak=np.ones((1, K)), angles=np.arange(K) * (2 * math.pi / K))
     rays = np.ones((1, K), bool), np.zeros((1, K), bool), np.zeros((1, K), bool)
-    ev = circle_evidence(maps, reading, *rays, np.array([44.5 * MM]), MM)[0]
+    ev = CircleEvidence(*evidence_matrix(maps, reading, *rays, np.array([44.5 * MM]), MM)[0])
     assert ev.face_inside < 0.4
-    whole = circle_evidence(draw_maps([(150.0, 150.0, 44.5)]), reading, *rays, np.array([44.5 * MM]), MM)[0]
+    whole = CircleEvidence(*evidence_matrix(draw_maps([(150.0, 150.0, 44.5)]), reading, *rays,
+                                            np.array([44.5 * MM]), MM)[0])
     assert whole.face_inside > 0.95
