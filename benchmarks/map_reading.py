@@ -68,6 +68,8 @@ def read_network(model: Path | None, samples, tables, crops) -> dict:
     from vision.facemap_training import validation_scores
     from vision.synth.facemaps import OUTPUT_STRIDE
 
+    # the crops through the exported file as it is, as the trainer scores them (not the eye's CPU-rewritten
+    # session); the frames whole through the eye's own `face_maps`
     session = ort.InferenceSession(str(model or MODEL_PATH), providers=["CPUExecutionProvider"])
     vx, vf, vr, vh = crops
     maps = np.concatenate([session.run(None, {"bgr": np.ascontiguousarray(vx[k:k + 1].transpose(0, 3, 1, 2))})[0]
