@@ -392,6 +392,69 @@ def test_a_page_that_misses_the_report_done_event_still_shows_the_new_report(bro
     page.close()
 
 
+def _hold_first(held):
+    """A route handler that holds the first request (the test lets it go on) and lets any later one through."""
+    return lambda route: held.append(route) if not held else route.continue_()
+
+
+def _wait_held(page, held):
+    for _ in range(1500):  # the route hears of the page's request while Playwright waits (30 s on a loaded machine)
+        if held:
+            return
+        page.wait_for_timeout(20)
+    raise AssertionError("the page never asked")
+
+
+def test_the_players_typed_while_the_disk_details_arrive_are_the_ones_saved(browser, server):
+    """Regression (it made test_a_page_that_misses_the_report_done_event_still_shows_the_new_report flaky): the disk
+    panel is drawn again when the disk's details arrive, and the field being typed in was replaced by a new one without
+    the focus. What was typed after that went nowhere, so Save sent the players half typed or in their old order (the
+    test's `fill` focuses the field, then inserts the text: a redraw between the two lost all of it, and the page then
+    showed, rightly, the report of the unchanged order). The details' request is held until the typing has begun,
+    so the redraw falls in the middle of it every time."""
+    held = []
+    page = open_page(browser, server.url, before=lambda p: p.route("**/api/disk/d1", _hold_first(held)))
+    page.click('g.disk[data-disk="d1"]')
+    _wait_held(page, held)
+    page.click("#fix-players-edit")
+    page.click("#fix-players")
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.type("empire,")
+    held[0].continue_()  # the details arrive mid-word: the panel is drawn again
+    expect(page.locator("#dev-pending")).to_have_count(0)
+    page.keyboard.type(" orcs")
+    expect(page.locator("#fix-players")).to_have_value("empire, orcs")
+    assert page.evaluate("document.activeElement.id") == "fix-players"
+    page.click("#fix-players-save")
+    expect(page.locator("#fix-msg")).to_contain_text("Players saved")
+    assert [p["id"] for p in server.app.extensions["tablesight.webui"].corrections.to_json()["players"]] == [
+        "empire", "orcs"]
+    page.click("#tab-melee")
+    expect(page.locator("#pane-melee .hint")).to_contain_text("the first player (empire)")
+    assert not page.errors
+    page.close()
+
+
+def test_a_unit_typed_while_the_disk_details_arrive_is_kept(browser, server):
+    """The same redraw wiped a unit key being typed (its field shows the stored unit) and took the focus away."""
+    held = []
+    page = open_page(browser, server.url, before=lambda p: p.route("**/api/disk/d3", _hold_first(held)))
+    page.click('g.disk[data-disk="d3"]')
+    _wait_held(page, held)
+    page.click("#fix-unit")
+    page.keyboard.type("lanceros-de-")
+    held[0].continue_()
+    expect(page.locator("#dev-pending")).to_have_count(0)
+    page.keyboard.type("la-milicia")
+    expect(page.locator("#fix-unit")).to_have_value("lanceros-de-la-milicia")
+    assert page.evaluate("document.activeElement.id") == "fix-unit"
+    page.keyboard.press("Enter")
+    expect(page.locator("#fix-msg")).to_contain_text("Unit saved")
+    assert server.app.extensions["tablesight.webui"].corrections.to_json()["disks"]["d3"]["unit"] == "lanceros-de-la-milicia"
+    assert not page.errors
+    page.close()
+
+
 def test_players_dialog_changes_the_initiative(browser, server):
     """Regression: the Players... dialog saved the order, but the first player (initiative) stayed the same."""
     page = open_page(browser, server.url)

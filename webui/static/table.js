@@ -457,6 +457,39 @@
     draw();
     showNoSelection();
   }
+  // The disk and terrain panels are drawn again whenever something they show arrives (a disk's details, a new view,
+  // the unit catalog), often while the player is typing in one of their fields. Drawing them from scratch replaced
+  // that field with a new one that had lost the focus, so the rest of what was typed went nowhere (and a unit being
+  // typed was wiped). redrawPanel(box, owner, html) draws `html` into `box` for `owner` (the disk or terrain piece
+  // shown); the function it returns, called once the new controls are wired, gives the focus back to the control
+  // that had it, and to each text field the text typed in it but not yet saved, with its caret — unless the panel
+  // is now of another disk or piece, or the field's own value changed meanwhile (a save, a correction from another
+  // device): then the field shows that (the players' field draws what was typed itself, from S.playersDraft).
+  function redrawPanel(box, owner, html) {
+    const same = box.dataset.owner === owner;
+    const active = document.activeElement;
+    const focused = same && active && active.id && box.contains(active) ? active.id : null;
+    const typed = [];
+    if (same) {
+      for (const f of box.querySelectorAll("input[id]")) {
+        if (f.type !== "text" || (f.value === f.defaultValue && f.id !== focused)) continue;
+        typed.push({ id: f.id, value: f.value, shown: f.defaultValue, start: f.selectionStart, end: f.selectionEnd, dir: f.selectionDirection });
+      }
+    }
+    box.innerHTML = html;
+    box.dataset.owner = owner;
+    return () => {
+      for (const t of typed) {
+        const f = document.getElementById(t.id);
+        if (!f || !box.contains(f) || (f.defaultValue !== t.shown && f.value !== t.value)) continue;
+        f.value = t.value;
+        if (t.id === focused) { f.focus({ preventScroll: true }); f.setSelectionRange(t.start, t.end, t.dir); }
+      }
+      const f = focused && document.getElementById(focused);
+      if (f && box.contains(f) && document.activeElement !== f) f.focus({ preventScroll: true });
+    };
+  }
+
   function showNoSelection() {
     $("disk-hint").hidden = false;
     $("disk-info").innerHTML = "";
@@ -537,8 +570,9 @@
       h.push(`<div class="sub">On terrain: ${det.terrain_under.map((t) => esc(terrainName(t))).join(", ")}</div>`);
     }
     h.push(correctionsHtml(d));
-    $("disk-info").innerHTML = h.join("");
+    const restore = redrawPanel($("disk-info"), `disk:${d.id}`, h.join(""));
     wireDiskPanel(d);
+    restore();
   }
   function terrainName(id) {
     const t = S.view.scene.terrain.find((x) => x.id === id);
@@ -624,17 +658,15 @@
     const t = S.view.scene.terrain.find((x) => x.id === S.terrainSel);
     $("disk-hint").hidden = !!t;
     if (!t) { $("disk-info").innerHTML = ""; return; }
-    // A view that arrives while a name is being typed redraws the panel: keep what was typed.
-    const old = $("terrain-name");
-    const typed = old && old.dataset.terrain === t.id && old.value !== old.defaultValue ? old.value : null;
-    $("disk-info").innerHTML = `<h2>${esc(t.name || "Unnamed terrain")}</h2>
+    // A view that arrives while a name is being typed redraws the panel: redrawPanel keeps what was typed.
+    const restore = redrawPanel($("disk-info"), `terrain:${t.id}`, `<h2>${esc(t.name || "Unnamed terrain")}</h2>
       <div class="sub">terrain ${esc(t.id)}</div>
       <div>${t.keywords.map((k) => `<span class="chip">${esc(k.replace("_", " "))}</span>`).join("") || '<span class="sub">no keywords yet</span>'}</div>
       <div class="fix"><label for="terrain-name">Name (a rulebook piece's name adds its keywords)</label>
       <div class="row"><input type="text" id="terrain-name" data-terrain="${esc(t.id)}" value="${esc(t.name || "")}" placeholder="e.g. forest, hill, river"><button class="btn primary" id="terrain-save" aria-label="Save the name">Save</button></div>
-      <div class="sub" id="terrain-preview"></div>${flashHtml()}</div>`;
+      <div class="sub" id="terrain-preview"></div>${flashHtml()}</div>`);
+    restore();
     const input = $("terrain-name");
-    if (typed !== null) input.value = typed;
     const preview = () => {
       const words = input.value.toLowerCase().match(/[a-z]+/g) || [];
       const kws = [...new Set(words.flatMap((w) => S.nameKeywords[w] || []))];
