@@ -1,4 +1,4 @@
-"""Is a measured circle a disk? A small logistic model over what the maps say about it.
+"""Is a measured circle a disk? A small network over what the maps say about it.
 
 `vision.accept` measures each candidate circle on the face / rim / height maps (`CircleEvidence`: how much of its own
 outline shows, whether the outline in the open is there, a face inside and none outside, a step up in height where
@@ -7,6 +7,10 @@ badly: a printed ring inside a disk's art and a small disk lying on it differ in
 how much outline shows. The verdict weighs every measure at once, with weights learned on the randomized world's
 training families (`python -m vision.verdict_training`, seeds the face network never saw), and its output is a
 probability: the confidence a new disk is reported with.
+
+It has one hidden layer: a weighted sum of the measures (a logistic model) cannot say that a step up in height
+matters only where the circle lies wholly on another disk's face, and there its weight on the step came out near
+zero, so disks lying within others were judged as rings in the art (`benchmarks/results/vision.md`).
 
 The weights live in `vision/models/verdict.json` beside the network whose maps they read.
 """
@@ -24,7 +28,7 @@ import numpy as np
 from tablesight.errors import InputError
 
 VERDICT_PATH = Path(__file__).resolve().parent / "models" / "verdict.json"
-FORMAT = "tablesight.verdict/1"
+FORMAT = "tablesight.verdict/2"
 
 
 @dataclass(frozen=True)
@@ -58,20 +62,31 @@ FEATURES: tuple[str, ...] = tuple(f.name for f in fields(CircleEvidence))
 
 @dataclass(frozen=True, eq=False)
 class Verdict:
-    """A logistic model: p = sigmoid(bias + weights . ((x - mean) / scale))."""
+    """p = sigmoid(bias + weights . tanh(z @ hidden_weights + hidden_bias)), z = (x - mean) / scale."""
 
     mean: np.ndarray
     scale: np.ndarray
-    weights: np.ndarray
+    hidden_weights: np.ndarray   # (len(FEATURES), H)
+    hidden_bias: np.ndarray      # (H,)
+    weights: np.ndarray          # (H,)
     bias: float
     about: str = ""
 
     def __post_init__(self) -> None:
         n = len(FEATURES)
-        for name in ("mean", "scale", "weights"):
+        for name in ("mean", "scale"):
             a = np.asarray(getattr(self, name), np.float64)
             if a.shape != (n,) or not np.all(np.isfinite(a)):
                 raise ValueError(f"Verdict.{name}: expected {n} finite numbers")
+            object.__setattr__(self, name, a)
+        hidden = np.asarray(self.hidden_weights, np.float64)
+        if hidden.ndim != 2 or hidden.shape[0] != n or hidden.shape[1] < 1 or not np.all(np.isfinite(hidden)):
+            raise ValueError(f"Verdict.hidden_weights: expected {n} rows of finite numbers, one column a unit")
+        object.__setattr__(self, "hidden_weights", hidden)
+        for name in ("hidden_bias", "weights"):
+            a = np.asarray(getattr(self, name), np.float64)
+            if a.shape != (hidden.shape[1],) or not np.all(np.isfinite(a)):
+                raise ValueError(f"Verdict.{name}: expected {hidden.shape[1]} finite numbers (one a hidden unit)")
             object.__setattr__(self, name, a)
         if not np.all(self.scale > 0):
             raise ValueError("Verdict.scale: every entry must be > 0")
@@ -83,21 +98,27 @@ class Verdict:
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """p for each row of x (N, len(FEATURES))."""
-        z = self.bias + ((np.asarray(x, np.float64) - self.mean) / self.scale) @ self.weights
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -40.0, 40.0)))
+        return 1.0 / (1.0 + np.exp(-np.clip(self.logits(x), -40.0, 40.0)))
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        z = (np.asarray(x, np.float64) - self.mean) / self.scale
+        return self.bias + np.tanh(z @ self.hidden_weights + self.hidden_bias) @ self.weights
 
     def to_json(self) -> dict:
+        r = lambda a: np.round(np.asarray(a, np.float64), 6).tolist()  # noqa: E731
         return {"format": FORMAT, "about": self.about, "features": list(FEATURES),
-                "mean": [round(float(v), 6) for v in self.mean], "scale": [round(float(v), 6) for v in self.scale],
-                "weights": [round(float(v), 6) for v in self.weights], "bias": round(float(self.bias), 6)}
+                "mean": r(self.mean), "scale": r(self.scale), "hidden_weights": r(self.hidden_weights),
+                "hidden_bias": r(self.hidden_bias), "weights": r(self.weights), "bias": round(float(self.bias), 6)}
 
     @classmethod
     def from_json(cls, data: object) -> "Verdict":
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f"expected a {FORMAT} object")
+            raise ValueError(f"expected a {FORMAT} object (retrain it with 'python -m vision.verdict_training')")
         if data.get("features") != list(FEATURES):
             raise ValueError(f"features must be {list(FEATURES)} (this version's measures)")
         return cls(mean=np.asarray(data["mean"], np.float64), scale=np.asarray(data["scale"], np.float64),
+                   hidden_weights=np.asarray(data["hidden_weights"], np.float64),
+                   hidden_bias=np.asarray(data["hidden_bias"], np.float64),
                    weights=np.asarray(data["weights"], np.float64), bias=float(data["bias"]),
                    about=str(data.get("about", "")))
 
