@@ -1,15 +1,16 @@
 """The eye on its tuning seeds: where its settings are chosen, never on gate seeds or held-out families.
 
     .venv/bin/python benchmarks/tune_eye.py [--frames 6] [--height-weight W] [--judge-weight W]
-                                            [--accept-probability P] [--rim-level L]
+                                            [--accept-probability P] [--rim-level L] [--min-rim R]
                                             [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
 precision, centre error, stacking order, pins), then one line per family with `--per-family`. `--height-weight`,
-`--judge-weight`, `--accept-probability` and `--rim-level` override `StackingConfig.height_weight`,
-`StackingConfig.judge_weight`, `DetectorConfig.accept_probability` and `DetectorConfig.rim_level`, so a setting's
+`--judge-weight`, `--accept-probability`, `--rim-level` and `--min-rim` override `StackingConfig.height_weight`,
+`StackingConfig.judge_weight`, `DetectorConfig.accept_probability`, `DetectorConfig.rim_level` and
+`DetectorConfig.min_rim`, so a setting's
 choice can be rerun (the verdict stays the shipped one unless `--verdict` names another); `--model` and `--verdict` run a retrained
 network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge.
 """
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--judge-weight", type=float, default=None)
     p.add_argument("--accept-probability", type=float, default=None)
     p.add_argument("--rim-level", type=float, default=None)
+    p.add_argument("--min-rim", type=float, default=None)
     p.add_argument("--model", default=None, help="a face network of one's own (default: the shipped one)")
     p.add_argument("--verdict", default=None, help="a verdict file of one's own (default: the shipped one)")
     p.add_argument("--judge", default=None, help="a pair judge of one's own (default: the shipped one)")
@@ -83,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             config = replace(config, accept_probability=args.accept_probability)
         if args.rim_level is not None:
             config = replace(config, rim_level=args.rim_level)
+        if args.min_rim is not None:
+            config = replace(config, min_rim=args.min_rim)
         chosen = stacking.DEFAULT_STACKING
         for name in ("height_weight", "judge_weight"):
             if getattr(args, name) is not None:
