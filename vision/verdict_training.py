@@ -90,7 +90,11 @@ def frame_judgements(job: tuple[str, int, str | None]) -> tuple[np.ndarray, np.n
 
 def fit_verdict(x: np.ndarray, y: np.ndarray, hidden: int = 8, l2: float = 2.5e-3, seed: int = 0) -> Verdict:
     """A verdict with `hidden` tanh units fitted to (x, y): standardised features, the mean log loss plus `l2` / 2
-    times the squared weights (biases free), minimised by L-BFGS from a seeded start (deterministic)."""
+    times the squared weights (biases free), minimised by L-BFGS from a seeded start: the same (x, y) give the same
+    verdict. Two runs of the command do not quite give the same (x, y): the face network's maps differ by about
+    1e-5 between a session fixed to one input shape and one that takes any (`vision.runtime`), which depends on the
+    frames a worker ran before; the weights then differ by up to about 0.005, the tuning frames' results not at all
+    (measured once, 2026-11-27)."""
     if hidden < 1 or l2 < 0:
         raise ValueError("fit_verdict: hidden must be >= 1 and l2 >= 0")
     from scipy.optimize import minimize
