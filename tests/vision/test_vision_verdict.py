@@ -118,3 +118,17 @@ def test_verdict_fit_is_deterministic_and_refuses_nonsense():
     assert np.array_equal(a.hidden_weights, b.hidden_weights) and a.bias == b.bias
     with pytest.raises(ValueError, match="hidden"):
         fit_verdict(x, y, hidden=0)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--hidden", "0"], "--hidden"),
+    (["--l2", "-1"], "--l2"),
+    (["--model", "no-such-network.onnx"], "no such file"),
+])
+def test_verdict_training_refuses_nonsense_arguments_in_one_line(argv, message, capsys, tmp_path):
+    from vision.verdict_training import main
+
+    out = tmp_path / "verdict.json"
+    assert main([*argv, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
