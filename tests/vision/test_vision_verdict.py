@@ -110,6 +110,10 @@ def test_verdict_fit_learns_a_height_step_that_matters_only_within_another_disk(
     right = (v.probabilities(xt) >= 0.5) == (yt > 0.5)
     within = xt[:, open_] < 0.5
     assert right[within].mean() > 0.9 and right[~within].mean() > 0.9
+    # the training's scores count the disks lying wholly within others, and how many the verdict takes
+    s = scores(v, xt, yt)
+    assert s["within_others"] == int(((yt > 0.5) & within).sum())
+    assert s["within_others_taken"] == int(((yt > 0.5) & within & (v.probabilities(xt) >= 0.5)).sum())
 
 
 def test_verdict_fit_is_deterministic_and_refuses_nonsense():
