@@ -132,9 +132,8 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
     `config`: the detector's settings (default `DEFAULT_CONFIG`)."""
     from tablesight.scene import SIZE_CLASSES
     from vision.candidates import find_candidates
-    from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, px_per_mm, rectified_frame,
-                               sizes_for)
-    from vision.facemap import STRIDE
+    from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, network_px_per_mm, px_per_mm,
+                               rectified_frame, sizes_for)
     from vision.fit import DEFAULT_CONFIG
     from vision.locate import locate_in_maps
     from vision.scene_match import match, visible_fraction
@@ -149,9 +148,10 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
     sizes = sizes_for(cal, diam)
     rect = rectified_frame(frame.image, cal)
     ppm = px_per_mm(cal)
-    scale = map_scale(ppm)
-    mm = 1.0 / STRIDE                                  # map px per mm at 1 px/mm
-    maps = maps_of(rect, ppm, cfg)
+    net = network_px_per_mm(sizes)
+    scale = map_scale(ppm, net)
+    mm = ppm / scale                                   # map px per mm
+    maps = maps_of(rect, ppm, cfg, net)
     radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
     judged: list[tuple[float, float, float, bool]] = []
     fits = locate_in_maps(maps, rect, radii, scale, mm, (), cfg, battlefield_px(cal),

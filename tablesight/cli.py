@@ -135,14 +135,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("detect", help="one scene JSON per image (JSON Lines when several)")
     p.add_argument("images", nargs="+", metavar="IMAGE")
     p.add_argument("--calibration", required=True, metavar="table.json")
-    p.add_argument("--disk-diameters-mm", metavar="S,M,L", help="disk diameters, e.g. 44,64,89")
+    p.add_argument("--disk-diameters-mm", metavar="S,M,L",
+                   help="disk diameters, e.g. 44,64,89; equal sizes, or one number (39), for chips all of one size")
     p.add_argument("--timing", action="store_true", help="per-frame processing milliseconds on stderr as JSON")
     p.set_defaults(func=_handler("vision.commands:detect"))
 
     p = sub.add_parser("track", help="stable scenes over time from a video, as JSON Lines, one per change")
     p.add_argument("video", metavar="VIDEO")
     p.add_argument("--calibration", required=True, metavar="table.json")
-    p.add_argument("--disk-diameters-mm", metavar="S,M,L", help="disk diameters, e.g. 44,64,89")
+    p.add_argument("--disk-diameters-mm", metavar="S,M,L",
+                   help="disk diameters, e.g. 44,64,89; equal sizes, or one number (39), for chips all of one size")
     p.set_defaults(func=_handler("vision.commands:track"))
 
     p = sub.add_parser("synth", help="render synthetic table frames with ground truth")

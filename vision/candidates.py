@@ -115,12 +115,14 @@ def _ring_votes(img: np.ndarray, radii: Sequence[float]) -> list[np.ndarray]:
 def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float, max_per_size: int,
                     seeds: Sequence[Seed] = (), seed_map_xy: np.ndarray | None = None, min_face: float = 0.0
                     ) -> Candidates:
-    """Candidates for each size class (radius in rim-map px). `seed_map_xy`: the seeds' centres in map px.
+    """Candidates for each size class (radius in rim-map px; classes of one radius once). `seed_map_xy`: the seeds' centres in map px.
     `min_face`: circles whose inside is less a face than this are none (a disk's inside always is some disk's
     face); seeds are kept whatever their inside shows."""
     half = cv2.resize(maps.rim, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     us, vs, ks, votes = [], [], [], []
-    for k, acc in enumerate(_ring_votes(half, [r / 2.0 for r in radii_map])):
+    # size classes of one radius (chips all of one size) are looked for once, as the first of them
+    classes = [k for k, r in enumerate(radii_map) if r not in radii_map[:k]]
+    for k, acc in zip(classes, _ring_votes(half, [radii_map[k] / 2.0 for k in classes])):
         r = radii_map[k]
         w = max(3, int(round(r * 0.35)) | 1)
         peaks = (acc >= cv2.dilate(acc, np.ones((w, w), np.uint8))) & (acc >= vote_min)

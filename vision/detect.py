@@ -27,7 +27,7 @@ import numpy as np
 from tablesight.errors import InputError
 from tablesight.scene import SIZE_CLASSES, Disk, Scene
 from vision.candidates import Seed
-from vision.facemap import STRIDE, FaceMaps, face_maps
+from vision.facemap import STRIDE, TRAINED_DIAMETERS_MM, FaceMaps, face_maps
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import locate_in_maps
 from vision.refine import align_centres, rays_over_lower
@@ -100,19 +100,34 @@ def sizes_for(calibration: Any, diameters_mm: Any = None) -> DiskSizes:
 # Maps and disks
 
 
-def maps_of(rect: np.ndarray, px_per_mm_: float, config: DetectorConfig = DEFAULT_CONFIG) -> FaceMaps:
-    """The face / rim maps of a rectified image; the network reads 1 px/mm, so other scales are resampled."""
+def network_px_per_mm(sizes: DiskSizes) -> float:
+    """The scale (px per mm) the face network reads the table at: 1, where it learned, unless the disks lie outside
+    the diameters it learned (`TRAINED_DIAMETERS_MM`): then small chips are shown larger (their smallest size at
+    the smallest it learned) and very large disks smaller (if the small ones stay in range)."""
+    lo, hi = TRAINED_DIAMETERS_MM
+    if sizes.small < lo:
+        return lo / sizes.small
+    if sizes.large > hi:
+        return max(hi / sizes.large, lo / sizes.small)
+    return 1.0
+
+
+def maps_of(rect: np.ndarray, px_per_mm_: float, config: DetectorConfig = DEFAULT_CONFIG,
+            network_ppm: float = 1.0) -> FaceMaps:
+    """The face / rim maps of a rectified image; the network reads `network_ppm` px/mm, so other scales are
+    resampled."""
     img = rect
-    if abs(px_per_mm_ - 1.0) > 1e-6:
+    ratio = px_per_mm_ / network_ppm
+    if abs(ratio - 1.0) > 1e-6:
         h, w = rect.shape[:2]
-        img = cv2.resize(rect, (max(1, int(round(w / px_per_mm_))), max(1, int(round(h / px_per_mm_)))),
-                         interpolation=cv2.INTER_AREA if px_per_mm_ > 1 else cv2.INTER_LINEAR)
+        img = cv2.resize(rect, (max(1, int(round(w / ratio))), max(1, int(round(h / ratio)))),
+                         interpolation=cv2.INTER_AREA if ratio > 1 else cv2.INTER_LINEAR)
     return face_maps(img, config.model_path)
 
 
-def map_scale(px_per_mm_: float) -> float:
-    """Rectified px per map px."""
-    return STRIDE * px_per_mm_
+def map_scale(px_per_mm_: float, network_ppm: float = 1.0) -> float:
+    """Rectified px per map px (the network reading the table at `network_ppm` px/mm)."""
+    return STRIDE * px_per_mm_ / network_ppm
 
 
 def seeds_from(previous: Scene | None, calibration: Any, sizes: DiskSizes) -> list[Seed]:
@@ -122,7 +137,7 @@ def seeds_from(previous: Scene | None, calibration: Any, sizes: DiskSizes) -> li
     pts = table_to_rect(calibration, np.array([[d.x_mm, d.y_mm] for d in previous.disks]))
     seeds = []
     for d, (x, y) in zip(previous.disks, pts):
-        size = d.size or min(SIZE_CLASSES, key=lambda s: abs(sizes.radius(s) - d.radius_mm))
+        size = sizes.canonical(d.size or min(SIZE_CLASSES, key=lambda s: abs(sizes.radius(s) - d.radius_mm)))
         seeds.append(Seed(float(x), float(y), SIZE_CLASSES.index(size), d.id, d.z))
     return seeds
 
@@ -134,10 +149,11 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0, se
                  ) -> tuple[list[DiskFit], FaceMaps]:
     """Disks in a rectified BGR image (or a crop of one), and the maps they were read from. `seeds`: the previous
     scene's disks; `battlefield_px` and `where`: see `vision.locate.locate_in_maps`."""
-    maps = maps_of(rect, px_per_mm_, config)
+    net = network_px_per_mm(sizes)
+    maps = maps_of(rect, px_per_mm_, config, net)
     radii = [sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES]
-    fits = locate_in_maps(maps, rect, radii, map_scale(px_per_mm_), 1.0 / STRIDE, seeds, config, battlefield_px,
-                          where)
+    fits = locate_in_maps(maps, rect, radii, map_scale(px_per_mm_, net), net / STRIDE, seeds, config,
+                          battlefield_px, where)
     return fits, maps
 
 
@@ -251,7 +267,7 @@ def finish_detection(maps: FaceMaps, fits: Sequence[DiskFit], rect: np.ndarray, 
     history), weak new circles dropped, disks in contact moved apart: the Detection. `unchanged`: fits carried over
     with nothing changed around them (their pairs keep the previous order)."""
     ppm = px_per_mm(calibration)
-    scale = map_scale(ppm)
+    scale = map_scale(ppm, network_px_per_mm(sizes))
     guessed = frozenset(frozenset(p) for p in (previous.extra.get("uncertain_pairs") or ())) \
         if previous is not None else frozenset()
     fits = list(fits)
@@ -280,12 +296,13 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
     if not 1 <= passes <= 3:
         raise ValueError("passes must be within 1..3")
     ppm = px_per_mm(calibration)
-    maps = maps_of(rect, ppm, config)
+    net = network_px_per_mm(sizes)
+    maps = maps_of(rect, ppm, config, net)
     radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
     detection: Detection | None = None
     for _ in range(passes):
         seeds_of = previous if detection is None else detection.scene
-        fits = locate_in_maps(maps, rect, radii, map_scale(ppm), 1.0 / STRIDE,
+        fits = locate_in_maps(maps, rect, radii, map_scale(ppm, net), net / STRIDE,
                               seeds_from(seeds_of, calibration, sizes), config, battlefield_px(calibration))
         detection = finish_detection(maps, fits, rect, calibration, sizes, seeds_of, config)
     assert detection is not None

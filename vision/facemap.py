@@ -31,6 +31,9 @@ from vision.runtime import session
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "facemap.onnx"
 STRIDE = 2          # output px per rectified px
+# The disk diameters the network learned at its 1 px/mm (the randomized world's, `vision.synth.world`): the eye shows
+# it disks outside this range at a scale that brings them in (`vision.detect.network_px_per_mm`).
+TRAINED_DIAMETERS_MM = (28.0, 110.0)
 _ALIGN = 16         # the network's total stride: inputs are padded to a multiple of it
 
 

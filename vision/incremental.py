@@ -19,8 +19,8 @@ import cv2
 import numpy as np
 
 from tablesight.scene import SIZE_CLASSES, Scene
-from vision.detect import (Detection, battlefield_px, detect_disks, finish_detection, map_scale, px_per_mm,
-                           seeds_from)
+from vision.detect import (Detection, battlefield_px, detect_disks, finish_detection, map_scale, network_px_per_mm,
+                           px_per_mm, seeds_from)
 from vision.facemap import FaceMaps
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.sizes import DiskSizes
@@ -141,7 +141,7 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
     if share > change.max_changed:
         return None
     ppm = px_per_mm(calibration)
-    scale = map_scale(ppm)
+    scale = map_scale(ppm, network_px_per_mm(sizes))
     step = int(round(scale)) if abs(scale - round(scale)) < 1e-9 else 0
     if step < 1:
         return None   # crops must lie on the maps' grid

@@ -42,9 +42,8 @@ def frame_judgements(job: tuple[str, int, str | None]) -> tuple[np.ndarray, np.n
     from dataclasses import replace
 
     from tablesight.scene import SIZE_CLASSES
-    from vision.detect import battlefield_px, map_scale, maps_of, px_per_mm, rectified_frame, sizes_for, \
-        table_to_rect
-    from vision.facemap import STRIDE
+    from vision.detect import battlefield_px, map_scale, maps_of, network_px_per_mm, px_per_mm, rectified_frame, \
+        sizes_for, table_to_rect
     from vision.facemap_training import table_for
     from vision.fit import DEFAULT_CONFIG
     from vision.locate import locate_in_maps
@@ -59,7 +58,8 @@ def frame_judgements(job: tuple[str, int, str | None]) -> tuple[np.ndarray, np.n
     sizes = sizes_for(cal, setup.diameters_mm)
     rect = rectified_frame(frame.image, cal)
     ppm = px_per_mm(cal)
-    scale = map_scale(ppm)
+    net = network_px_per_mm(sizes)
+    scale = map_scale(ppm, net)
     truth = [d for d in frame.scene.disks if not d.extra.get("held")]
     xy = table_to_rect(cal, np.array([[d.x_mm, d.y_mm] for d in truth]).reshape(-1, 2))
     tu, tv = (xy[:, 0] + 0.5) / scale - 0.5, (xy[:, 1] + 0.5) / scale - 0.5
@@ -81,9 +81,9 @@ def frame_judgements(job: tuple[str, int, str | None]) -> tuple[np.ndarray, np.n
         if accepted and fresh.size:
             taken[fresh[np.argmin(d[fresh])]] = True
 
-    maps = maps_of(rect, ppm, config)
+    maps = maps_of(rect, ppm, config, net)
     radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
-    locate_in_maps(maps, rect, radii, scale, 1.0 / STRIDE, (), config, battlefield_px(cal), None,
+    locate_in_maps(maps, rect, radii, scale, ppm / scale, (), config, battlefield_px(cal), None,
                    _lenient, log)
     return np.array(rows).reshape(-1, len(FEATURES)), np.array(labels)
 

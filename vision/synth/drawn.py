@@ -34,6 +34,11 @@ class DrawnDisk:
     size: str
     z: int = 0
     ring: str = "red"
+    radius_mm: float | None = None   # None: the size class's (`RADII`); chips of other sizes give their own
+
+    @property
+    def radius(self) -> float:
+        return RADII[self.size] if self.radius_mm is None else float(self.radius_mm)
 
 
 def felt(rng, size=(980, 980)):
@@ -49,11 +54,11 @@ def _pt(x, y):
 
 
 def draw_disk(img, d: DrawnDisk, rng, art=True):
-    r = RADII[d.size]
+    r = d.radius
     cx, cy = d.x_mm + 40.0, d.y_mm + 40.0
     ring = RING_COLOURS[d.ring]
     cv2.circle(img, _pt(cx, cy), int(round(r * (1 << SHIFT))), ring, -1, cv2.LINE_AA, SHIFT)
-    inner = r - 4.0
+    inner = r - min(4.0, 0.2 * r)
     face = tuple(int(v) for v in rng.integers(60, 200, 3))
     cv2.circle(img, _pt(cx, cy), int(round(inner * (1 << SHIFT))), face, -1, cv2.LINE_AA, SHIFT)
     if art:

@@ -90,7 +90,8 @@ def _world_tier(rng: np.random.Generator, hard: bool) -> TierSettings:
                    jpeg_quality=(60, 95), light_gradient=(0.05, 0.35), vignette=(0.05, 0.4))
 
 
-def _diameters(rng: np.random.Generator) -> tuple[float, float, float]:
+def room_diameters(rng: np.random.Generator) -> tuple[float, float, float]:
+    """A room's small, medium and large diameters: the Diskwars sizes or any three growing (28-110 mm)."""
     if rng.random() < 0.3:
         return (44.0, 64.0, 89.0)
     small = rng.uniform(28.0, 50.0)
@@ -142,7 +143,7 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
     room = np.random.default_rng([int(seed), 0x3017D, ART_SOURCES.index(fam.art), BORDERS.index(fam.border),
                                   CLOTHS.index(fam.cloth)])
     settings = _world_tier(room, hard)
-    diam = _diameters(room)
+    diam = room_diameters(room)
     mat = _mat(fam, room)
     setup = random_table(seed, settings, frame=frame, diameters_mm=diam)
     # each army's border: any colour, sometimes the cloth's own or near-white
