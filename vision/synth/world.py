@@ -127,11 +127,12 @@ def _face(family: Family, army_border: tuple[int, int, int], rng: np.random.Gene
                      inner_rings=inner, seed=int(rng.integers(1 << 30)))
 
 
-def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard"
-                ) -> tuple[TableSetup, SynthCamera]:
+def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard",
+                diameters_mm: tuple[float, float, float] | None = None) -> tuple[TableSetup, SynthCamera]:
     """A table of `family` and its camera, deterministic per arguments: a seed is a room (camera, cloth, light,
     disk sizes and prints), `frame` another arrangement of the disks in it. `tier` "hard": blur, dark rooms,
-    borders darker and near the cloth's colour, steep tilt, hands, more disks."""
+    borders darker and near the cloth's colour, steep tilt, hands, more disks. `diameters_mm`: the same room with
+    disks of these sizes instead of its own (the eye on sizes no training run drew)."""
     from tablesight.errors import InputError
 
     if family not in FAMILIES:
@@ -143,7 +144,9 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
     room = np.random.default_rng([int(seed), 0x3017D, ART_SOURCES.index(fam.art), BORDERS.index(fam.border),
                                   CLOTHS.index(fam.cloth)])
     settings = _world_tier(room, hard)
-    diam = room_diameters(room)
+    diam = room_diameters(room)     # drawn either way: the rest of the room stays the same
+    if diameters_mm is not None:
+        diam = tuple(float(v) for v in diameters_mm)
     mat = _mat(fam, room)
     setup = random_table(seed, settings, frame=frame, diameters_mm=diam)
     # each army's border: any colour, sometimes the cloth's own or near-white
