@@ -2,7 +2,7 @@
 held-out ones no training or tuning run ever saw.
 
     .venv/bin/python benchmarks/eval_families.py [--frames 6] [--family NAME ...] [--tier standard|hard]
-                                                 [--out benchmarks/results/families.md]
+                                                 [--lens truth|markers|plain] [--out benchmarks/results/families.md]
 
 For every family (default: the classic look, every training family and every held-out family of
 `vision.synth.world`), `--frames` frames are rendered from `WORLD_GATE_SEEDS` (the classic look: `GATE_SEEDS`),
@@ -10,6 +10,9 @@ calibrated from their own markers with the camera's true lens (as `tablesight ca
 detected with `vision.detect.detect_frame`, and scored as `benchmarks/eval_vision.py` scores them, plus the share of
 frames whose pin set is exactly right. The plain HoughCircles pipeline (`vision.baseline`) runs on the same frames
 and calibrations for the speed ratio; both are timed on one core (OpenCV and BLAS threads set to 1).
+`--lens markers` calibrates without the lens, as `tablesight calibrate IMAGE` does with no `--intrinsics` (the
+lens's distortion estimated from the markers, `calibration.lens`); `--lens plain` without the lens and without
+that estimate (a plain homography, how such frames were calibrated before).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def frames_of(family: str, count: int, tier: str):
         yield world_table(seed, family, frame=k // len(seeds.WORLD_GATE_SEEDS), tier=tier)
 
 
-def evaluate_family(family: str, count: int, tier: str, log=print) -> dict:
+def evaluate_family(family: str, count: int, tier: str, log=print, lens: str = "truth") -> dict:
     from calibration.camera import CameraIntrinsics
     from calibration.table import calibrate_table
     from vision.baseline import detect as baseline
@@ -71,7 +74,8 @@ def evaluate_family(family: str, count: int, tier: str, log=print) -> dict:
         intr = CameraIntrinsics(camera_matrix=camera.camera_matrix, dist_coeffs=camera.dist_coeffs,
                                 image_size=camera.image_size, rms_px=0.0)
         try:
-            cal = calibrate_table(frame.image, intrinsics=intr).with_disk_diameters(diam)
+            cal = calibrate_table(frame.image, intrinsics=intr if lens == "truth" else None,
+                                  estimate_distortion=lens == "markers").with_disk_diameters(diam)
             calibrated += 1
         except InputError:   # markers hidden (a hand): the exact calibration, said in the table
             cal = truth_calibration(camera, diam)
@@ -131,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=6, help="frames per family (default 6)")
     p.add_argument("--family", action="append", help="only these families (repeatable)")
     p.add_argument("--tier", default="standard", choices=["standard", "hard"])
+    p.add_argument("--lens", default="truth", choices=["truth", "markers", "plain"],
+                   help="calibrate with the true lens (default), with none (estimated from the markers, as "
+                        "`tablesight calibrate` without --intrinsics), or with none and no estimate")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     cv2.setNumThreads(1)
@@ -139,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         TRAINING_FAMILIES, HELD_OUT_FAMILIES = (), ()
     families = args.family or (["classic"] + list(TRAINING_FAMILIES) + list(HELD_OUT_FAMILIES))
-    results = [evaluate_family(f, args.frames, args.tier, log=lambda m: print(m, file=sys.stderr))
+    results = [evaluate_family(f, args.frames, args.tier, log=lambda m: print(m, file=sys.stderr), lens=args.lens)
                for f in families]
     text = markdown(results, set(HELD_OUT_FAMILIES),
                     ".venv/bin/python benchmarks/eval_families.py " + " ".join(argv or sys.argv[1:]))

@@ -49,6 +49,9 @@ class CameraIntrinsics:
     created: str = field(default_factory=now_iso)
     images_used: int | None = None
     coverage: float | None = None  # fraction of the image area the board corners spanned
+    # "boards": calibrated from board photos (`calibrate-camera`); "markers": radial distortion estimated from one
+    # frame's table markers (`calibration.lens`), its focal length nominal
+    source: str = "boards"
 
     def __post_init__(self) -> None:
         k = np.asarray(self.camera_matrix, dtype=np.float64)
@@ -59,6 +62,8 @@ class CameraIntrinsics:
             raise InputError("camera_matrix: focal lengths must be positive and the last row [0, 0, 1]")
         if d.size not in (4, 5, 8, 12, 14) or not np.all(np.isfinite(d)):
             raise InputError("dist_coeffs: expected 4, 5, 8, 12 or 14 finite OpenCV distortion coefficients")
+        if self.source not in ("boards", "markers"):
+            raise InputError(f"source: expected 'boards' or 'markers', got {self.source!r}")
         k.setflags(write=False)
         d.setflags(write=False)
         object.__setattr__(self, "camera_matrix", k)
@@ -98,6 +103,7 @@ class CameraIntrinsics:
             "rms_px": None if self.rms_px is None else float(self.rms_px),
             "images_used": self.images_used,
             "coverage": None if self.coverage is None else round(float(self.coverage), 4),
+            "source": self.source,
             "created": self.created,
         }
 
@@ -115,6 +121,7 @@ class CameraIntrinsics:
                 created=str(doc.get("created", "")),
                 images_used=doc.get("images_used"),
                 coverage=None if cov is None else float(cov),
+                source=str(doc.get("source", "boards")),
             )
         except KeyError as exc:
             raise InputError(f"{what}: missing field {exc.args[0]!r}") from None

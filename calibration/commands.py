@@ -121,7 +121,9 @@ def summary(cal, out: Path | str | None = None) -> str:
     lines = []
     if out is not None:
         lines.append(f"wrote {out}")
-    lens = "with lens intrinsics" if cal.intrinsics is not None else "WITHOUT lens intrinsics"
+    lens = ("WITHOUT lens intrinsics" if cal.intrinsics is None else
+            "lens distortion estimated from the markers" if cal.intrinsics.source == "markers" else
+            "with lens intrinsics")
     lines.append(f"table calibration for {cal.image_size[0]}x{cal.image_size[1]} frames, {lens}; corner markers "
                  f"used: {', '.join(map(str, cal.markers_used))}")
     for m in cal.markers_rejected:

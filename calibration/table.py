@@ -22,6 +22,7 @@ import numpy as np
 from calibration.aruco import DetectedMarker, detect_markers, to_gray
 from calibration.camera import CameraIntrinsics, now_iso
 from calibration.layout import MarkerLayout, default_layout
+from calibration.lens import estimate_lens
 from calibration.ruler import RulerCheck, measure_ruler
 from tablesight.errors import InputError
 from tablesight.formats import check_format, dump_json, format_string, load_json_file
@@ -480,14 +481,17 @@ def calibrate_table(frame_bgr: np.ndarray, intrinsics: CameraIntrinsics | None =
                     ruler_tolerance: float = RULER_SCALE_TOLERANCE,
                     rectified_px_per_mm: float = DEFAULT_PX_PER_MM,
                     margin_mm: float = DEFAULT_MARGIN_MM,
-                    markers: Mapping[int, DetectedMarker] | None = None) -> TableCalibration:
+                    markers: Mapping[int, DetectedMarker] | None = None,
+                    estimate_distortion: bool = True) -> TableCalibration:
     """Calibrate the table plane from one frame showing at least two corner markers.
 
     The homography is fitted to the layout (battlefield `layout.width_mm` x `height_mm`). If the ruler is seen
     and reads more than `ruler_tolerance` off its true length while the marker fit is good, the ruler's scale
     wins: the battlefield is resized so the marker-centre span matches the ruler, and the markers are refitted
     to it (`scale_source="ruler"`).
-    `markers` lets a caller that already ran the detector on this frame pass its result.
+    `markers` lets a caller that already ran the detector on this frame pass its result. Without `intrinsics`, the
+    lens's radial distortion is estimated from the markers' corners where they call for it (`calibration.lens`;
+    `estimate_distortion=False`: a plain homography).
     """
     layout = layout or default_layout()
     gray = to_gray(frame_bgr)
@@ -502,14 +506,27 @@ def calibrate_table(frame_bgr: np.ndarray, intrinsics: CameraIntrinsics | None =
         raise InputError(f"found {len(seen)} of the 4 corner markers (missing ids {missing}); at least 2 must be "
                          "in view, flat and unobstructed")
 
+    warnings: list[str] = []
+    # a lens from board photos; one estimated from markers before (a recalibration keeps it) has no true focal length
+    given_lens = intrinsics is not None and intrinsics.source != "markers"
+    if intrinsics is None and estimate_distortion:
+        # no camera.json: the markers' own corners may still tell the lens's bend (`calibration.lens`)
+        estimate = estimate_lens(found, layout, size)
+        if estimate is not None:
+            intrinsics = estimate.intrinsics
+            warnings.append(f"no lens intrinsics given: lens distortion estimated from the markers (k1 "
+                            f"{estimate.k1:+.3f} at a nominal focal length; corners "
+                            f"{estimate.rms_px_without:.2f} -> {estimate.rms_px_with:.2f} px RMS); --intrinsics "
+                            "from calibrate-camera is better")
+
     def undistort(px: np.ndarray) -> np.ndarray:
         return intrinsics.undistort_points(px) if intrinsics is not None else np.asarray(px, dtype=np.float64)
 
     und = {i: undistort(found[i].corners_px) for i in seen}
-    reject_mm = MARKER_REJECT_MM if intrinsics is not None else MARKER_REJECT_NO_LENS_MM
-    kmat = intrinsics.camera_matrix if intrinsics is not None else None
+    reject_mm = MARKER_REJECT_MM if given_lens else MARKER_REJECT_NO_LENS_MM
+    # the plane's pose needs the true focal length: only a given lens has one
+    kmat = intrinsics.camera_matrix if given_lens else None
     fit = fit_table_homography(und, layout, reject_mm, kmat)
-    warnings: list[str] = []
 
     def to_layout_mm(px: np.ndarray) -> np.ndarray:
         return _apply_h(fit.homography, undistort(px))
@@ -561,7 +578,7 @@ def calibrate_table(frame_bgr: np.ndarray, intrinsics: CameraIntrinsics | None =
                                            float(fit.residuals_mm[i][k]), i in fit.used_ids))
     res_used = [r.residual_mm for r in residuals if r.used]
     if res_used and max(res_used) > 1.0:
-        hint = " (no lens intrinsics given: try --intrinsics)" if intrinsics is None else ""
+        hint = " (no lens intrinsics given: try --intrinsics)" if not given_lens else ""
         warnings.append(f"marker corner residuals up to {max(res_used):.2f} mm{hint}")
     if len(fit.used_ids) < 4:
         warnings.append(f"calibrated from {len(fit.used_ids)} corner markers; all 4 give the best accuracy")

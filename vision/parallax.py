@@ -64,7 +64,8 @@ def camera_position(calibration: Any) -> CameraPosition | None:
     except np.linalg.LinAlgError:
         return None
     intr = getattr(calibration, "intrinsics", None)
-    if intr is not None:
+    # a lens estimated from the table's markers has a nominal focal length: the homography tells the true one
+    if intr is not None and getattr(intr, "source", "boards") != "markers":
         k = np.asarray(intr.camera_matrix, np.float64)
     else:
         w, hh = getattr(calibration, "image_size", (0, 0))
