@@ -318,3 +318,32 @@ def test_the_trained_diameters_are_the_randomized_worlds():
     lo, hi = TRAINED_DIAMETERS_MM
     assert drawn.min() >= lo and drawn.max() <= hi
     assert drawn[:, 0].min() < lo + 1 and drawn[:, 2].max() > hi - 5
+
+
+SMARTIES = "/usr/share/doc/opencv-doc/examples/data/smarties.png"
+# The twelve sweets wholly in view in OpenCV's photo (px, read off the picture; two more are cut by its lower edge)
+SMARTIES_CENTRES = [(377, 81), (269, 117), (387, 170), (205, 211), (287, 213), (347, 238), (33, 228), (98, 259),
+                    (152, 271), (220, 307), (294, 320), (134, 327)]
+
+
+@pytest.mark.skipif(not __import__("os").path.exists(SMARTIES), reason="Debian's opencv-doc is not installed")
+@pytest.mark.parametrize("diameters, radii", [("52", {26.0}), ("40,52,70", {26.0}),
+                                              ("50,52,54", None)])   # three sizes 2 mm apart: any of them
+def test_a_real_photo_of_round_sweets_on_a_white_table(diameters, radii):
+    # A real photograph, no look the network trained on: round, shaded, glossy sweets about 52 px across, taken
+    # as a top-down table at 1 px/mm. Each one wholly in view is found once, at its place, and nothing else.
+    import cv2
+
+    from calibration.table import TableCalibration
+
+    img = cv2.imread(SMARTIES)
+    h, w = img.shape[:2]
+    cal = TableCalibration((w, h), np.array([[1.0, 0, -40.0], [0, 1.0, -40.0], [0, 0, 1.0]]),
+                           battlefield_mm=(w - 80.0, h - 80.0))
+    scene = detect_frame(img, cal, diameters)
+    found = [(d.x_mm + 40.0, d.y_mm + 40.0) for d in scene.disks]
+    for cx, cy in SMARTIES_CENTRES:
+        assert sum(math.hypot(cx - x, cy - y) < 6.0 for x, y in found) == 1, (cx, cy)
+    assert len(found) <= len(SMARTIES_CENTRES) + 1     # at most one of the two cut by the edge
+    if radii is not None:
+        assert {d.radius_mm for d in scene.disks} == radii
