@@ -11,9 +11,11 @@ known, its place on the table is not: four unknowns of a similarity). One model 
 with the principal point at the frame's centre and a nominal focal length (the frame's longer side): the focal
 length only rescales k1, and the homography takes the rest. One coefficient, not two: the corner tiles all lie
 at about one distance from the frame's centre, so k1 and k2 cannot be told apart there (fitted together they
-trade off into lens models that fold within the frame). The distortion is kept only where it explains
-the corners decisively better than the homography alone (by the Bayesian information criterion, a difference
-over 10: "very strong" evidence in Kass and Raftery's scale) and keeps the lens model monotone over the frame;
+trade off into lens models that fold within the frame). The corner markers' and the ruler tags' corners are
+measured with different noise (the tags are small), so each kind has its own noise level, fitted with the model.
+The distortion is kept only where it explains the corners decisively better than the homography alone (by the
+Bayesian information criterion under those noise levels, a difference over 10: "very strong" evidence in Kass
+and Raftery's scale) and keeps the lens model monotone over the frame;
 given lens intrinsics (`tablesight calibrate --intrinsics`) always win over this estimate.
 """
 
@@ -102,7 +104,13 @@ def estimate_lens(found: Mapping[int, DetectedMarker], layout: MarkerLayout, siz
             r0 = np.array([m[0, 2] / 1000.0, m[1, 2] / 1000.0, math.atan2(m[1, 0], m[0, 0]), math.log(scale)])
     frame_px = np.concatenate([corner_px, ruler_px])
 
-    def residuals(p: np.ndarray, with_lens: bool) -> np.ndarray:
+    # The two kinds of corner are measured with different noise (the ruler's 24 mm tags are a third the corner
+    # markers' size): each kind gets its own noise level, fitted with the model (weighted least squares, the weights
+    # from the residuals, twice), and the models are compared by their likelihood under those levels.
+    group = np.concatenate([np.zeros(len(corner_px), int), np.ones(len(ruler_px), int)])
+    groups = [k for k in (0, 1) if (group == k).any()]
+
+    def residuals(p: np.ndarray, with_lens: bool, sigma: np.ndarray) -> np.ndarray:
         g = np.append(p[:8], 1.0).reshape(3, 3)
         k1 = p[8] if with_lens else 0.0
         pts = np.concatenate([table_m, _similarity(p[-4:], ruler_uv)]) if ruler else table_m
@@ -110,23 +118,36 @@ def estimate_lens(found: Mapping[int, DetectedMarker], layout: MarkerLayout, siz
         a = q[:, :2] / q[:, 2:3]
         r2 = (a ** 2).sum(1, keepdims=True)
         d = a * (1.0 + k1 * r2)
-        return (d * f + (cx, cy) - frame_px).ravel()
+        return ((d * f + (cx, cy) - frame_px) / sigma[group][:, None]).ravel()
+
+    def fit(p0: np.ndarray, with_lens: bool) -> tuple[np.ndarray, float, bool]:
+        """Parameters, -2 log likelihood (per-kind noise levels at their maximum) and whether LM converged."""
+        sigma = np.ones(2)
+        for _ in range(3):
+            sol = least_squares(residuals, p0, args=(with_lens, sigma), method="lm", x_scale="jac")
+            p0 = sol.x
+            err = (sol.fun.reshape(-1, 2) * sigma[group][:, None]) ** 2
+            for k in groups:
+                sigma[k] = math.sqrt(max(float(err[group == k].mean()), 1e-8))
+        nll = sum(2.0 * (group == k).sum() * math.log(sigma[k] ** 2) for k in groups)
+        return p0, nll, bool(sol.success)
 
     ruler_p = r0 if ruler else np.zeros(0)
-    plain = least_squares(residuals, np.concatenate([g0.ravel()[:8], ruler_p]), args=(False,), method="lm",
-                          x_scale="jac")
-    lens = least_squares(residuals, np.concatenate([plain.x[:8], [0.0], plain.x[8:]]), args=(True,),
-                         method="lm", x_scale="jac")
+    p_plain, nll0, _ = fit(np.concatenate([g0.ravel()[:8], ruler_p]), False)
+    p_lens, nll1, converged = fit(np.concatenate([p_plain[:8], [0.0], p_plain[8:]]), True)
     n = 2 * n_pts
-    rss0, rss1 = max(float((plain.fun ** 2).sum()), 1e-12), max(float((lens.fun ** 2).sum()), 1e-12)
-    bic0 = n * math.log(rss0 / n) + len(plain.x) * math.log(n)
-    bic1 = n * math.log(rss1 / n) + len(lens.x) * math.log(n)
-    k1 = float(lens.x[8])
+    bic0 = nll0 + (len(p_plain) + len(groups)) * math.log(n)
+    bic1 = nll1 + (len(p_lens) + len(groups)) * math.log(n)
+
+    def rms(p: np.ndarray, with_lens: bool) -> float:
+        return math.sqrt(float((residuals(p, with_lens, np.ones(2)) ** 2).sum()) / n_pts)
+
+    k1 = float(p_lens[8])
     # monotone out to the frame's corners: r(1 + k1 r^2) must keep growing, or the model folds
     r_max2 = (max(cx, size[0] - 1 - cx) ** 2 + max(cy, size[1] - 1 - cy) ** 2) / f ** 2
     monotone = 1.0 + 3.0 * k1 * r_max2 > 0.05
-    if not (lens.success and monotone and bic1 < bic0 - BIC_MARGIN):
+    if not (converged and monotone and bic1 < bic0 - BIC_MARGIN):
         return None
     intr = CameraIntrinsics(camera_matrix=kmat, dist_coeffs=np.array([k1, 0.0, 0.0, 0.0, 0.0]), image_size=size,
-                            rms_px=math.sqrt(rss1 / n_pts), source="markers")
-    return LensEstimate(intr, k1, math.sqrt(rss0 / n_pts), math.sqrt(rss1 / n_pts), n_pts)
+                            rms_px=rms(p_lens, True), source="markers")
+    return LensEstimate(intr, k1, rms(p_plain, False), rms(p_lens, True), n_pts)

@@ -60,3 +60,44 @@ def test_too_few_corner_markers_tell_nothing():
     assert estimate_lens(found, layout, (1920, 1080)) is None
     cal = calibrate_table(frame, markers=found)
     assert cal.intrinsics is None
+
+
+def _projected_markers(k1: float, corner_noise: float, tag_noise: float, seed: int = 0) -> dict:
+    """Markers seen by a pinhole camera 1.1 m over the table with radial distortion k1 (at f 1400 px), their
+    corners disturbed by Gaussian noise (px): the corner markers by `corner_noise`, the ruler's tags by `tag_noise`."""
+    import cv2
+
+    from calibration.aruco import DetectedMarker
+
+    rng = np.random.default_rng(seed)
+    layout = default_layout()
+    kmat = np.array([[1400.0, 0, 959.5], [0, 1400.0, 539.5], [0, 0, 1]])
+    rvec, tvec = np.array([0.05, -0.03, 0.02]), np.array([-450.0, -450.0, 1100.0])
+    ruler_at = np.array([250.0, 380.0])   # the ruler's start end on the table, at 20 degrees
+    c, s = np.cos(np.radians(20)), np.sin(np.radians(20))
+    found = {}
+    for m in layout.corners + layout.ruler_markers:
+        mm = np.asarray(m.corners_mm, np.float64)
+        noise = corner_noise
+        if m.frame == "ruler":
+            mm = ruler_at + mm @ np.array([[c, s], [-s, c]])
+            noise = tag_noise
+        obj = np.concatenate([mm, np.zeros((4, 1))], axis=1)
+        px, _ = cv2.projectPoints(obj, rvec, tvec, kmat, np.array([k1, 0.0, 0.0, 0.0]))
+        found[m.id] = DetectedMarker(m.id, px.reshape(4, 2) + rng.normal(0, noise, (4, 2)))
+    return found
+
+
+def test_the_lens_is_recovered_with_noisy_ruler_tags():
+    # the ruler's small tags read four times less precisely than the corner markers
+    found = _projected_markers(-0.1, corner_noise=0.1, tag_noise=0.4)
+    est = estimate_lens(found, default_layout(), (1920, 1080))
+    assert est is not None
+    # the nominal focal length (1920 px) against the true 1400 px rescales k1 by (1920 / 1400)^2
+    assert est.k1 == pytest.approx(-0.1 * (1920 / 1400) ** 2, rel=0.25)
+
+
+@pytest.mark.parametrize("tag_noise", [0.1, 0.4])
+def test_no_distortion_no_estimate(tag_noise):
+    found = _projected_markers(0.0, corner_noise=0.1, tag_noise=tag_noise)
+    assert estimate_lens(found, default_layout(), (1920, 1080)) is None
