@@ -137,3 +137,26 @@ def test_a_folder_that_ends_commits_its_last_still_frame(frames, tmp_path):
     finally:
         table.stop()
     assert state.version >= 1 and len(state.scene.disks) == 1
+
+
+def test_small_chips_read_at_the_networks_scale_commit_and_keep_their_ids():
+    # 20 mm chips are shown to the network at 1.4 px/mm: the changed-parts detection cannot crop on that grid, so
+    # each commit looks at the whole frame, and the chip already there keeps its id
+    first = [DrawnDisk(300, 300, "small", 0, "red", radius_mm=10.0)]
+    second = first + [DrawnDisk(600, 500, "small", 0, "blue", radius_mm=10.0)]
+    one, two = draw_table(first, 4), draw_table(second, 4)
+    table = _table(diameters_mm="20")
+    t = 0.0
+    for frame in (one,) * 4:
+        table.process(frame, now=t)
+        t += 0.1
+    assert table.state().version == 1 and len(table.state().scene.disks) == 1
+    first_id = table.state().scene.disks[0].id
+    for frame in (two,) * 5:
+        table.process(frame, now=t)
+        t += 0.1
+    s = table.state()
+    assert s.version == 2 and len(s.scene.disks) == 2
+    assert {d.radius_mm for d in s.scene.disks} == {10.0}
+    kept = s.scene.disk(first_id)
+    assert abs(kept.x_mm - 300) < 2 and abs(kept.y_mm - 300) < 2
