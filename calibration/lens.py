@@ -104,9 +104,9 @@ def estimate_lens(found: Mapping[int, DetectedMarker], layout: MarkerLayout, siz
             r0 = np.array([m[0, 2] / 1000.0, m[1, 2] / 1000.0, math.atan2(m[1, 0], m[0, 0]), math.log(scale)])
     frame_px = np.concatenate([corner_px, ruler_px])
 
-    # The two kinds of corner are measured with different noise (the ruler's 24 mm tags are a third the corner
-    # markers' size): each kind gets its own noise level, fitted with the model (weighted least squares, the weights
-    # from the residuals, twice), and the models are compared by their likelihood under those levels.
+    # The two kinds of corner are measured with different noise (the ruler's 24 mm tags against the corner markers'
+    # 60 mm): each kind gets its own noise level, fitted with the model (least squares, then twice more weighted by
+    # the last fit's residuals of each kind), and the models are compared by their likelihood under those levels.
     group = np.concatenate([np.zeros(len(corner_px), int), np.ones(len(ruler_px), int)])
     groups = [k for k in (0, 1) if (group == k).any()]
 

@@ -115,7 +115,8 @@ def _ring_votes(img: np.ndarray, radii: Sequence[float]) -> list[np.ndarray]:
 def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float, max_per_size: int,
                     seeds: Sequence[Seed] = (), seed_map_xy: np.ndarray | None = None, min_face: float = 0.0
                     ) -> Candidates:
-    """Candidates for each size class (radius in rim-map px; classes of one radius once). `seed_map_xy`: the seeds' centres in map px.
+    """Candidates for each size class (radius in rim-map px; classes of one radius once). `seed_map_xy`: the
+    seeds' centres in map px.
     `min_face`: circles whose inside is less a face than this are none (a disk's inside always is some disk's
     face); seeds are kept whatever their inside shows."""
     half = cv2.resize(maps.rim, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)

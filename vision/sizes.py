@@ -33,15 +33,16 @@ class DiskSizes:
     @classmethod
     def parse(cls, text: str) -> "DiskSizes":
         """Parse the command line's `S,M,L` (e.g. `44,64,89`), or one diameter `D` for disks all of one size."""
+        bad = f"--disk-diameters-mm: expected three numbers S,M,L (e.g. 44,64,89) or one diameter, got {text!r}"
         parts = [p.strip() for p in str(text).split(",")]
         if len(parts) == 1 and parts[0]:
             parts *= 3
         if len(parts) != 3:
-            raise InputError(f"--disk-diameters-mm: expected three numbers S,M,L (e.g. 44,64,89) or one diameter, got {text!r}")
+            raise InputError(bad)
         try:
             values = [float(p) for p in parts]
         except ValueError:
-            raise InputError(f"--disk-diameters-mm: expected three numbers S,M,L (e.g. 44,64,89) or one diameter, got {text!r}") from None
+            raise InputError(bad) from None
         return cls(*values)
 
     @classmethod

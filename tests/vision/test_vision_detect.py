@@ -106,7 +106,8 @@ def test_previous_scene_keeps_ids_and_seeds_a_mostly_covered_disk():
 
 
 @pytest.mark.parametrize("text, expected", [("44,64,89", (44, 64, 89)), (" 40 , 60 , 80 ", (40, 60, 80)),
-                                            ("39", (39, 39, 39)), ("39,39,39", (39, 39, 39)), ("30,30,45", (30, 30, 45))])
+                                            ("39", (39, 39, 39)), ("39,39,39", (39, 39, 39)),
+                                            ("30,30,45", (30, 30, 45))])
 def test_disk_sizes_parse(text, expected):
     s = DiskSizes.parse(text)
     assert (s.small, s.medium, s.large) == expected
