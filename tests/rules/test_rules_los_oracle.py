@@ -8,7 +8,6 @@ grazing (where the call flips if the geometry moves by that margin) are skipped.
 import math
 
 import numpy as np
-import pytest
 import shapely
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from vision.synth.sequence import Sequence, build_script, demo_sequence
+from vision.synth.sequence import build_script, demo_sequence
 from vision.synth.seeds import TEST_SEEDS
 
 
