@@ -1,10 +1,11 @@
 """The eye on disk sizes no training run drew: small chips, chips all of one size, very large disks.
 
-    .venv/bin/python benchmarks/eval_sizes.py [--frames 3] [--out benchmarks/results/sizes.md]
+    .venv/bin/python benchmarks/eval_sizes.py [--frames 3] [--split tuning|held-out] [--out FILE]
 
 The face network learned disks of 28-110 mm at 1 px/mm (`vision.facemap.TRAINED_DIAMETERS_MM`); the eye shows it
 other sizes at a scale that brings them in (`vision.detect.network_px_per_mm`). Frames: the tuning seeds of six
-training families (`WORLD_TUNING_SEEDS`, where the eye's settings are chosen), each room drawn again with the
+training families (`WORLD_TUNING_SEEDS`, where the eye's settings are chosen; `--split held-out`: the gate seeds
+of the three held-out families, `WORLD_GATE_SEEDS`, for reporting only), each room drawn again with the
 disks of a row's sizes (`world_table(..., diameters_mm=...)`), calibrated exactly; detected with the row's sizes
 (a row of one size renders three sizes 0.1 mm apart and detects with that one diameter), once with the table read
 at the network's scale and once at 1 px/mm whatever the sizes (the reading before). Recall of disks >= 50 %
@@ -28,6 +29,7 @@ from eval_vision import Tally, metrics, score_frame  # noqa: E402
 
 FAMILIES = ("photo-thin-felt", "paint-wide-printed", "shapes-none-wood", "flat-wide-black", "photo-none-black",
             "paint-thin-wood")
+SPLITS = ("tuning", "held-out")
 # (name, rendered S/M/L, detected with): None renders each room's own sizes and detects with them
 ROWS = (("the rooms' own sizes (28-110 mm)", None, None),
         ("20 / 26 / 34 mm", (20.0, 26.0, 34.0), "20,26,34"),
@@ -37,10 +39,17 @@ ROWS = (("the rooms' own sizes (28-110 mm)", None, None),
         ("60 / 95 / 140 mm", (60.0, 95.0, 140.0), "60,95,140"))
 
 
-def run_row(rendered, detected_with, frames: int, at_network_scale: bool) -> Tally:
+def split_frames(split: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The families and seeds of a split."""
+    from vision.synth.seeds import WORLD_GATE_SEEDS, WORLD_TUNING_SEEDS
+    from vision.synth.world import HELD_OUT_FAMILIES
+
+    return (FAMILIES, WORLD_TUNING_SEEDS) if split == "tuning" else (HELD_OUT_FAMILIES, WORLD_GATE_SEEDS)
+
+
+def run_row(rendered, detected_with, frames: int, at_network_scale: bool, split: str = "tuning") -> Tally:
     from vision import detect
     from vision.synth.render import render_frame
-    from vision.synth.seeds import WORLD_TUNING_SEEDS
     from vision.synth.truth import truth_calibration
     from vision.synth.world import world_table
 
@@ -49,8 +58,9 @@ def run_row(rendered, detected_with, frames: int, at_network_scale: bool) -> Tal
         detect.TRAINED_DIAMETERS_MM = (0.0, float("inf"))
     try:
         tally = Tally()
-        for family in FAMILIES:
-            for seed in WORLD_TUNING_SEEDS[:frames]:
+        families, seeds = split_frames(split)
+        for family in families:
+            for seed in seeds[:frames]:
                 setup, camera = world_table(seed, family, diameters_mm=rendered)
                 frame = render_frame(setup, camera)
                 diam = tuple(float(v) for v in setup.diameters_mm)
@@ -73,7 +83,9 @@ def _cells(t: Tally) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--frames", type=int, default=3, help="tuning frames per family and row")
+    p.add_argument("--frames", type=int, default=3, help="frames per family and row")
+    p.add_argument("--split", default="tuning", choices=SPLITS,
+                   help="the training families' tuning seeds, or the held-out families' gate seeds")
     p.add_argument("--out", default=None, help="write the markdown here")
     args = p.parse_args(argv)
     if args.frames < 1:
@@ -82,10 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     from vision.detect import network_px_per_mm
     from vision.sizes import DiskSizes
 
-    lines = [f"Command: `.venv/bin/python benchmarks/eval_sizes.py --frames {args.frames}"
-             + (f" --out {args.out}`" if args.out else "`"), "",
+    families, _ = split_frames(args.split)
+    what = "training families x {} tuning" if args.split == "tuning" else "held-out families x {} gate"
+    lines = [f"Command: `.venv/bin/python benchmarks/eval_sizes.py --frames {args.frames} --split {args.split}`", "",
              f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", "",
-             f"{len(FAMILIES)} training families x {args.frames} tuning frames per row: {', '.join(FAMILIES)}.", "",
+             f"{len(families)} {what.format(args.frames)} frames per row: {', '.join(families)}.", "",
              "| disks | network px/mm | read at | recall >= 50 % visible | precision | centre median / p95 (mm) "
              "| stacking order |",
              "|---|---|---|---|---|---|---|"]
@@ -93,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         scale = 1.0 if detected_with is None else network_px_per_mm(DiskSizes.parse(detected_with))
         ways = (True,) if scale == 1.0 else (False, True)
         for at_scale in ways:
-            t = run_row(rendered, detected_with, args.frames, at_scale)
+            t = run_row(rendered, detected_with, args.frames, at_scale, args.split)
             read = "the network's scale" if at_scale and scale != 1.0 else "1 px/mm"
             lines.append(f"| {name} | {scale:.2f} | {read} | {_cells(t)} |")
             print(lines[-1], flush=True)
