@@ -45,6 +45,15 @@ def test_calibrate_camera_then_table(files, capsys):
     assert doc["residual_max_mm"] < 1.0
 
 
+def test_calibrate_without_a_lens_file_says_it_estimated_the_lens(files, capsys):
+    d, _ = files
+    assert main(["calibrate", str(d / "frame.png"), "-o", str(d / "plain.json")]) == 0
+    out = capsys.readouterr().out
+    assert "lens distortion estimated from the markers" in out and "--intrinsics" in out
+    doc = json.loads((d / "plain.json").read_text())
+    assert doc["intrinsics"]["source"] == "markers" and doc["residual_max_mm"] < 1.0
+
+
 @pytest.mark.parametrize("argv, message", [
     (["calibrate", "{d}/missing.png", "-o", "{d}/t.json"], "no such file"),
     (["calibrate", "{d}/frame.png", "--intrinsics", "{d}/small.json", "-o", "{d}/t.json"], "this one is 1920x1080"),

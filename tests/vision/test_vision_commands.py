@@ -42,12 +42,25 @@ def test_detect_several_images_gives_json_lines(files, capsys):
     assert len(lines) == 2 and all(Scene.from_json(json.loads(line)) for line in lines)
 
 
+def test_detect_takes_one_diameter_for_chips_all_of_one_size(tmp_path, capsys):
+    cal = tmp_path / "table.json"
+    identity_calibration().save(cal)
+    img = tmp_path / "chips.png"
+    chips = [DrawnDisk(200, 200, "small", 0, "red", radius_mm=19.5), DrawnDisk(500, 400, "small", 0, "blue",
+                                                                                radius_mm=19.5)]
+    cv2.imwrite(str(img), draw_table(chips, 4))
+    assert main(["detect", str(img), "--calibration", str(cal), "--disk-diameters-mm", "39"]) == 0
+    scene = Scene.from_json(json.loads(capsys.readouterr().out))
+    assert len(scene.disks) == 2 and {(d.size, d.radius_mm) for d in scene.disks} == {("small", 19.5)}
+
+
 @pytest.mark.parametrize("case, message", [
     ("missing image", "no such file"),
     ("corrupt image", "cannot decode"),
     ("wrong size", "frame is"),
     ("missing calibration", "calibration"),
     ("bad sizes", "--disk-diameters-mm"),
+    ("shrinking sizes", "must not shrink"),
 ])
 def test_detect_bad_input_is_one_line(files, capsys, case, message):
     tmp, cal, img = files
@@ -62,6 +75,8 @@ def test_detect_bad_input_is_one_line(files, capsys, case, message):
         args[1] = str(tmp / "small.png")
     elif case == "missing calibration":
         args[3] = str(tmp / "nope.json")
+    elif case == "shrinking sizes":
+        args += ["--disk-diameters-mm", "64,44,89"]
     else:
         args += ["--disk-diameters-mm", "1,2"]
     assert main(args) == 2
