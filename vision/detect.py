@@ -8,6 +8,7 @@ lies on which, table millimetres.
     vision.accept      which circles are disks: the verdict on what they explain
     vision.locate      the whole geometric step, centres refined on the image
     vision.stacking    which disk lies on which: outline evidence in each overlap lens, face heights, history
+    vision.ruler       where the range ruler lies (no disk is read on it when the table is read at another scale)
     vision.detect      this module: the steps in order, history seeds, table mm and the Scene
 
 The rectified image is a top-down map of the table (`calibration.rectify`, 1 px/mm by default), so every disk is a
@@ -31,6 +32,7 @@ from vision.facemap import STRIDE, TRAINED_DIAMETERS_MM, FaceMaps, face_maps
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import locate_in_maps
 from vision.refine import align_centres, rays_over_lower
+from vision.ruler import RulerStrip, find_ruler
 from vision.sizes import DiskSizes
 from vision.stacking import order_stacks, overlaps, separate_touching
 
@@ -288,22 +290,31 @@ def finish_detection(maps: FaceMaps, fits: Sequence[DiskFit], rect: np.ndarray, 
     return Detection(scene, tuple(fits), maps)
 
 
+def _off_the_ruler(calibration: Any, ruler: RulerStrip) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """`locate_in_maps`' `where`: the circles (rectified px) whose centre does not lie on the ruler."""
+    return lambda x, y, r: ~ruler.contains(rect_to_table(calibration, np.stack([x, y], axis=1)))
+
+
 def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous: Scene | None = None,
-                 config: DetectorConfig = DEFAULT_CONFIG, passes: int = 1) -> Detection:
+                 config: DetectorConfig = DEFAULT_CONFIG, passes: int = 1, ruler: RulerStrip | None = None
+                 ) -> Detection:
     """Disks of the whole rectified frame, seeded by `previous`, stacked and placed: the Detection. With `passes`
     2 the maps are read again seeded by the first pass: a disk seen only in part, missed at first, is judged
-    again knowing the disks around it (the network runs once)."""
+    again knowing the disks around it (the network runs once). `ruler`: where the range ruler lies; when the
+    network reads the table at another scale than it learned, no new disk is read centred on it
+    (`vision.ruler`)."""
     if not 1 <= passes <= 3:
         raise ValueError("passes must be within 1..3")
     ppm = px_per_mm(calibration)
     net = network_px_per_mm(sizes)
     maps = maps_of(rect, ppm, config, net)
     radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
+    where = None if ruler is None or net == 1.0 else _off_the_ruler(calibration, ruler)
     detection: Detection | None = None
     for _ in range(passes):
         seeds_of = previous if detection is None else detection.scene
         fits = locate_in_maps(maps, rect, radii, map_scale(ppm, net), net / STRIDE,
-                              seeds_from(seeds_of, calibration, sizes), config, battlefield_px(calibration))
+                              seeds_from(seeds_of, calibration, sizes), config, battlefield_px(calibration), where)
         detection = finish_detection(maps, fits, rect, calibration, sizes, seeds_of, config)
     assert detection is not None
     return detection
@@ -326,4 +337,5 @@ def detect_frame(frame_bgr: Any, calibration: Any, diameters_mm: Any = None, pre
     """
     sizes = sizes_for(calibration, diameters_mm)
     rect = rectified_frame(frame_bgr, calibration)
-    return detect_rectified(rect, calibration, sizes, previous, config)
+    ruler = find_ruler(frame_bgr, calibration) if network_px_per_mm(sizes) != 1.0 else None
+    return locate_disks(rect, calibration, sizes, previous, config, ruler=ruler).scene

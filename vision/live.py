@@ -22,10 +22,11 @@ import numpy as np
 
 from tablesight.errors import InputError
 from tablesight.scene import Scene
-from vision.detect import locate_disks, sizes_for
+from vision.detect import locate_disks, network_px_per_mm, sizes_for
 from vision.fit import DEFAULT_CONFIG, DetectorConfig
 from vision.incremental import ChangeConfig, Reference, detect_changed, reference_for
 from vision.motion import MotionConfig, MotionGate
+from vision.ruler import find_ruler
 from vision.sizes import DiskSizes
 from vision.tracker import Correction, Tracker, TrackerConfig
 
@@ -298,8 +299,10 @@ class LiveTable:
                     changed = detect_changed(rect, calibration, self.sizes, previous, self._reference,
                                              self.config.detector, change)
                 if changed is None:
+                    # read at another scale than the network learned, the ruler's strip is no place for a disk
+                    ruler = find_ruler(image, calibration) if network_px_per_mm(self.sizes) != 1.0 else None
                     detection = locate_disks(rect, calibration, self.sizes, previous, self.config.detector,
-                                             passes=self.config.whole_passes)
+                                             passes=self.config.whole_passes, ruler=ruler)
                     reference_rect, info = rect, CommitInfo(True, 1.0, 0)
                 else:
                     detection, reference_rect = changed.detection, changed.reference_rect
