@@ -1,6 +1,6 @@
 """The eye on disk sizes no training run drew: small chips, chips all of one size, very large disks.
 
-    .venv/bin/python benchmarks/eval_sizes.py [--frames 3] [--split tuning|held-out] [--out FILE]
+    .venv/bin/python benchmarks/eval_sizes.py [--frames 3] [--split tuning|held-out] [--lower-bound MM] [--out FILE]
 
 The face network learned disks of 28-110 mm at 1 px/mm (`vision.facemap.TRAINED_DIAMETERS_MM`); the eye shows it
 other sizes at a scale that brings them in (`vision.detect.network_px_per_mm`). Frames: the tuning seeds of six
@@ -10,7 +10,8 @@ disks of a row's sizes (`world_table(..., diameters_mm=...)`), calibrated exactl
 (a row of one size renders three sizes 0.1 mm apart and detects with that one diameter), once with the table read
 at the network's scale and once at 1 px/mm whatever the sizes (the reading before). Recall of disks >= 50 %
 visible, precision, centre error and stacking order (`benchmarks/eval_vision.py`'s scoring); size classes are
-not scored (chips of one size have one).
+not scored (chips of one size have one). `--lower-bound MM` reads the table as if the network had learned disks
+from MM up (the choice of the bound: 24 / 28 / 32 mm were compared on the tuning split).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def split_frames(split: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return (FAMILIES, WORLD_TUNING_SEEDS) if split == "tuning" else (HELD_OUT_FAMILIES, WORLD_GATE_SEEDS)
 
 
-def run_row(rendered, detected_with, frames: int, at_network_scale: bool, split: str = "tuning") -> Tally:
+def run_row(rendered, detected_with, frames: int, at_network_scale: bool, split: str = "tuning",
+            lower_bound: float | None = None) -> Tally:
     from vision import detect
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
@@ -56,6 +58,8 @@ def run_row(rendered, detected_with, frames: int, at_network_scale: bool, split:
     trained = detect.TRAINED_DIAMETERS_MM
     if not at_network_scale:   # every size inside the "trained" range: the table is read at 1 px/mm
         detect.TRAINED_DIAMETERS_MM = (0.0, float("inf"))
+    elif lower_bound is not None:
+        detect.TRAINED_DIAMETERS_MM = (lower_bound, trained[1])
     try:
         tally = Tally()
         families, seeds = split_frames(split)
@@ -73,6 +77,19 @@ def run_row(rendered, detected_with, frames: int, at_network_scale: bool, split:
         detect.TRAINED_DIAMETERS_MM = trained
 
 
+def _scale(sizes, lower_bound: float | None) -> float:
+    """The network's px/mm for `sizes`, with the learned range's lower bound taken as `lower_bound` if given."""
+    from vision import detect
+
+    trained = detect.TRAINED_DIAMETERS_MM
+    if lower_bound is not None:
+        detect.TRAINED_DIAMETERS_MM = (lower_bound, trained[1])
+    try:
+        return detect.network_px_per_mm(sizes)
+    finally:
+        detect.TRAINED_DIAMETERS_MM = trained
+
+
 def _cells(t: Tally) -> str:
     m = metrics(t)
     pct = lambda k: f"{100 * m[k]:.1f} %" if m[k] is not None else "n/a"  # noqa: E731
@@ -86,27 +103,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=3, help="frames per family and row")
     p.add_argument("--split", default="tuning", choices=SPLITS,
                    help="the training families' tuning seeds, or the held-out families' gate seeds")
+    p.add_argument("--lower-bound", type=float, default=None, help="the smallest diameter taken as learned (mm)")
     p.add_argument("--out", default=None, help="write the markdown here")
     args = p.parse_args(argv)
     if args.frames < 1:
         print("eval_sizes: --frames must be at least 1", file=sys.stderr)
         return 2
-    from vision.detect import network_px_per_mm
+    if args.lower_bound is not None and not 5.0 <= args.lower_bound <= 100.0:
+        print("eval_sizes: --lower-bound must be within 5..100 mm", file=sys.stderr)
+        return 2
     from vision.sizes import DiskSizes
 
     families, _ = split_frames(args.split)
     what = "training families x {} tuning" if args.split == "tuning" else "held-out families x {} gate"
-    lines = [f"Command: `.venv/bin/python benchmarks/eval_sizes.py --frames {args.frames} --split {args.split}`", "",
+    bound = "" if args.lower_bound is None else f" --lower-bound {args.lower_bound:g}"
+    lines = [f"Command: `.venv/bin/python benchmarks/eval_sizes.py --frames {args.frames} --split {args.split}{bound}`",
+             "",
              f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", "",
              f"{len(families)} {what.format(args.frames)} frames per row: {', '.join(families)}.", "",
              "| disks | network px/mm | read at | recall >= 50 % visible | precision | centre median / p95 (mm) "
              "| stacking order |",
              "|---|---|---|---|---|---|---|"]
     for name, rendered, detected_with in ROWS:
-        scale = 1.0 if detected_with is None else network_px_per_mm(DiskSizes.parse(detected_with))
+        scale = 1.0 if detected_with is None else _scale(DiskSizes.parse(detected_with), args.lower_bound)
         ways = (True,) if scale == 1.0 else (False, True)
         for at_scale in ways:
-            t = run_row(rendered, detected_with, args.frames, at_scale, args.split)
+            t = run_row(rendered, detected_with, args.frames, at_scale, args.split, args.lower_bound)
             read = "the network's scale" if at_scale and scale != 1.0 else "1 px/mm"
             lines.append(f"| {name} | {scale:.2f} | {read} | {_cells(t)} |")
             print(lines[-1], flush=True)
