@@ -64,24 +64,42 @@ def estimate_lens(found: Mapping[int, DetectedMarker], layout: MarkerLayout, siz
                   ) -> LensEstimate | None:
     """The lens distortion the corners of the markers in view call for; None when they cannot tell (too few
     corner markers) or do not need it (a lens with next to no distortion)."""
-    from scipy.optimize import least_squares
-
     corners = [m for m in layout.corners if m.id in found]
     if len(corners) < MIN_CORNER_MARKERS:
         return None
     ruler = [m for m in layout.ruler_markers if m.id in found]
     if len(ruler) < 2:
         ruler = []
-    kmat = _nominal_camera(size)
-    f, cx, cy = kmat[0, 0], kmat[0, 2], kmat[1, 2]
+
+    def mm(markers) -> np.ndarray:
+        return np.concatenate([np.asarray(m.corners_mm, np.float64) for m in markers]) if markers else np.zeros((0, 2))
 
     def px(markers) -> np.ndarray:
         return np.concatenate([np.asarray(found[m.id].corners_px, np.float64).reshape(4, 2) for m in markers]) \
             if markers else np.zeros((0, 2))
 
-    table_m = np.concatenate([np.asarray(m.corners_mm, np.float64) for m in corners]) / 1000.0
-    corner_px, ruler_px = px(corners), px(ruler)
-    ruler_uv = np.concatenate([np.asarray(m.corners_mm, np.float64) for m in ruler]) if ruler else np.zeros((0, 2))
+    return fit_radial_lens(size, mm(corners), px(corners), mm(ruler), px(ruler))
+
+
+def fit_radial_lens(size: tuple[int, int], plane_mm: np.ndarray, plane_px: np.ndarray,
+                    rigid_mm: np.ndarray | None = None, rigid_px: np.ndarray | None = None) -> LensEstimate | None:
+    """The one-coefficient lens that maps points of known place on the plane (`plane_mm`, N x 2, seen at
+    `plane_px`) and points of known place on one rigid piece lying anywhere on it (`rigid_mm` in the piece's own
+    frame, seen at `rigid_px`: the ruler's tags) best, when it explains them decisively better than a homography
+    alone; None otherwise."""
+    from scipy.optimize import least_squares
+
+    kmat = _nominal_camera(size)
+    f, cx, cy = kmat[0, 0], kmat[0, 2], kmat[1, 2]
+    table_m = np.asarray(plane_mm, np.float64).reshape(-1, 2) / 1000.0
+    corner_px = np.asarray(plane_px, np.float64).reshape(-1, 2)
+    ruler_uv = np.zeros((0, 2)) if rigid_mm is None else np.asarray(rigid_mm, np.float64).reshape(-1, 2)
+    ruler_px = np.zeros((0, 2)) if rigid_px is None else np.asarray(rigid_px, np.float64).reshape(-1, 2)
+    ruler = len(ruler_uv) >= 4
+    if not ruler:
+        ruler_uv, ruler_px = np.zeros((0, 2)), np.zeros((0, 2))
+    if len(table_m) < 4 * MIN_CORNER_MARKERS:
+        return None
     n_pts = len(corner_px) + len(ruler_px)
 
     # start: the homography alone (table m -> normalized px) and the ruler's similarity under it
@@ -97,7 +115,7 @@ def estimate_lens(found: Mapping[int, DetectedMarker], layout: MarkerLayout, siz
         m, _ = cv2.estimateAffinePartial2D(ruler_uv.astype(np.float32), (on_table * 1000.0).astype(np.float32),
                                            method=cv2.LMEDS)
         if m is None:
-            ruler, ruler_px, ruler_uv, r0 = [], np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(4)
+            ruler, ruler_px, ruler_uv, r0 = False, np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(4)
             n_pts = len(corner_px)
         else:
             scale = math.hypot(m[0, 0], m[1, 0])

@@ -101,3 +101,38 @@ def test_the_lens_is_recovered_with_noisy_ruler_tags():
 def test_no_distortion_no_estimate(tag_noise):
     found = _projected_markers(0.0, corner_noise=0.1, tag_noise=tag_noise)
     assert estimate_lens(found, default_layout(), (1920, 1080)) is None
+
+
+DATA = "/usr/share/doc/opencv-doc/examples/data"
+
+
+@pytest.mark.skipif(not __import__("os").path.exists(f"{DATA}/left_intrinsics.yml"),
+                    reason="Debian's opencv-doc (left01..14.jpg) is not installed")
+def test_a_real_lens_is_estimated_from_one_photo_of_a_plane():
+    # OpenCV's real chessboard photos (640 x 480, a lens calibrated at k1 -0.27 with f 536 px): from one photo
+    # alone, the one-coefficient model fits the board's corners nearly as well as the calibrated lens does, where a
+    # homography alone is off by a pixel or two; its k1 at the nominal focal length (640 px) is the true lens's
+    import cv2
+
+    from calibration.lens import fit_radial_lens
+
+    fs = cv2.FileStorage(f"{DATA}/left_intrinsics.yml", cv2.FILE_STORAGE_READ)
+    kmat, dist = fs.getNode("camera_matrix").mat(), fs.getNode("distortion_coefficients").mat().ravel()
+    board_mm = np.array([[x * 25.0, y * 25.0] for y in range(6) for x in range(9)])
+    ratios, k1s = [], []
+    for k in (1, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14):
+        grey = cv2.imread(f"{DATA}/left{k:02d}.jpg", cv2.IMREAD_GRAYSCALE)
+        ok, corners = cv2.findChessboardCorners(grey, (9, 6))
+        assert ok
+        corners = cv2.cornerSubPix(grey, corners, (11, 11), (-1, -1),
+                                   (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.01)).reshape(-1, 2)
+        h, _ = cv2.findHomography(board_mm, corners, 0)
+        plain = np.sqrt(((cv2.perspectiveTransform(board_mm.reshape(-1, 1, 2), h).reshape(-1, 2) - corners) ** 2)
+                        .sum(1).mean())
+        est = fit_radial_lens((grey.shape[1], grey.shape[0]), board_mm, corners)
+        assert est is not None
+        ratios.append(est.rms_px_with / plain)
+        k1s.append(est.k1)
+    assert np.median(ratios) < 0.3       # measured 0.11-0.6 per photo (left13: 0.48 px, as the true lens)
+    true_k1 = dist[0] * (640.0 / kmat[0, 0]) ** 2
+    assert np.median(k1s) == pytest.approx(true_k1, rel=0.15)
