@@ -22,6 +22,9 @@ Partly covered disks (cover clips, `vision.synth.sequence.build_cover_script`): 
 where, one move at a time, a disk is put on another so that the lower one stays 25-50 % visible; this is where the
 target "25-50 % visible: recall >= 90 % with history" is measured (the game-like clips have next to no such disks
 at their stable moments).
+Stacks formed in play (stack clips, `--stack-seeds`, `vision.synth.sequence.build_stack_script`): a smaller disk
+carried wholly onto a larger one at each move; the row "disks put on another since the clip began" counts how many
+of them each path finds (the live table's looks for disks seen arriving, `vision.arrival`).
 """
 
 from __future__ import annotations
@@ -158,12 +161,17 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
         tracker, live_tracker = Tracker(), Tracker()
         previous = live_previous = reference = None
         seen: set[str] = set()  # disks >= 50 % visible at an earlier stable moment: what history can know of
+        start: dict[str, tuple[float, float]] = {}  # where each disk lay at the clip's first stable moment
         for first, last in seq.stable_moments:
             img, truth, _ = seq[last]
+            start = start or {d.id: (d.x_mm, d.y_mm) for d in truth.disks}
+            # disks put on another since the clip began: what the live table saw arrive
+            arrived = {d.id for d in truth.disks if d.z > 0 and d.id in start
+                       and math.hypot(d.x_mm - start[d.id][0], d.y_mm - start[d.id][1]) > 1.0}
             rect = cal.rectify(img)
             scene = tracker.update(locate_disks(rect, cal, sizes, previous).scene)
             previous = scene
-            _score(tallies["history"], truth, scene, match, seen)
+            _score(tallies["history"], truth, scene, match, seen, arrived)
             # As the live table does: the whole frame (in two passes) at the first commit, then only where the
             # table changed.
             changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference)
@@ -172,8 +180,8 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
             live_previous = live_tracker.update(det.scene)
             reference = reference_for(rect if changed is None else changed.reference_rect, det,
                                       live_tracker.last_ids, live_previous)
-            _score(tallies["changed"], truth, live_previous, match, seen)
-            _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, seen)
+            _score(tallies["changed"], truth, live_previous, match, seen, arrived)
+            _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, seen, arrived)
             seen |= {d.id for d in truth.disks if visible_fraction(d) >= 0.5 and not d.extra.get("held")}
         h = tallies["history"]
         log(f"{kind} clip seed {seed}: {len(seq.stable_moments)} stable moments, pins exact "
@@ -183,10 +191,12 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
 
 def _new_tally() -> dict:
     return {"partly": 0, "partly_found": 0, "visible": 0, "visible_found": 0, "order_n": 0, "order_ok": 0,
-            "moments": 0, "pins_exact": 0, "detections": 0, "false": 0, "partly_seen": 0, "partly_seen_found": 0}
+            "moments": 0, "pins_exact": 0, "detections": 0, "false": 0, "partly_seen": 0, "partly_seen_found": 0,
+            "arrived": 0, "arrived_found": 0}
 
 
-def _score(t: dict, truth: Scene, detected: Scene, match, seen: set[str] = frozenset()) -> None:
+def _score(t: dict, truth: Scene, detected: Scene, match, seen: set[str] = frozenset(),
+           arrived: set[str] = frozenset()) -> None:
     from eval_vision import pin_sets
     from vision.scene_match import visible_fraction as visible_of
 
@@ -200,6 +210,9 @@ def _score(t: dict, truth: Scene, detected: Scene, match, seen: set[str] = froze
             continue
         t[c] += 1
         t[c + "_found"] += int(tid in inv)
+        if tid in arrived:
+            t["arrived"] += 1
+            t["arrived_found"] += int(tid in inv)
         if c == "partly" and tid in seen:
             t["partly_seen"] += 1
             t["partly_seen_found"] += int(tid in inv)
@@ -238,7 +251,7 @@ def _rate(a: int, b: int) -> str:
 
 
 def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict | None = None,
-             lv: dict | None = None) -> str:
+             lv: dict | None = None, stack: dict | None = None) -> str:
     lines = ["# Vision benchmarks (speed, history)", "", f"Command: `{command}`", "",
              f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", ""]
     if sp:
@@ -289,6 +302,14 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   "the lower disk stays 25-50 % visible, each move followed by a still table "
                   "(`vision.synth.sequence.build_cover_script`). A covered disk counts at every later stable "
                   "moment too.", ""] + _history_table(cover)
+    if stack:
+        lines += [f"## History on stacks formed in play (stack clips, tier {args.tier}, gate seeds " +
+                  ", ".join(map(str, args.stack_seed_list)) + "; last frame of each stable moment, exact "
+                  "calibration)", "",
+                  "Each clip: a still table, then (up to) 4 times a smaller disk carried by hand wholly onto a "
+                  "larger one, each move followed by a still table (`vision.synth.sequence.build_stack_script`). "
+                  "The live table looks for disks seen arriving (`vision.arrival`); the whole frame seeded by "
+                  "history does not.", ""] + _history_table(stack)
     return "\n".join(lines)
 
 
@@ -306,6 +327,7 @@ def _history_table(hist: dict) -> list[str]:
                 lambda t: _rate(t["partly_seen_found"], t["partly_seen"])),
             row("- never seen >= 50 % visible before",
                 lambda t: _rate(t["partly_found"] - t["partly_seen_found"], t["partly"] - t["partly_seen"])),
+            row("disks put on another since the clip began", lambda t: _rate(t["arrived_found"], t["arrived"])),
             row("precision", lambda t: _rate(t["detections"] - t["false"], t["detections"])),
             row("stacking order (overlapping pairs)", lambda t: _rate(t["order_ok"], t["order_n"])),
             row("pin set exact (stable moments)", lambda t: _rate(t["pins_exact"], t["moments"])), ""]
@@ -320,6 +342,8 @@ def main(argv=None) -> int:
     p.add_argument("--clip-seeds", type=int, default=2, help="gate seeds for the history clips (default 2)")
     p.add_argument("--cover-seeds", type=int, default=3,
                    help="gate seeds for the cover clips: disks left 25-50 %% visible (default 3)")
+    p.add_argument("--stack-seeds", type=int, default=3,
+                   help="gate seeds for the stack clips: smaller disks put wholly on larger ones (default 3)")
     p.add_argument("--live-seeds", type=int, default=2,
                    help="gate seeds for the live table's per-frame cost over whole clips (default 2)")
     p.add_argument("--live-disks", type=int, default=40,
@@ -327,7 +351,7 @@ def main(argv=None) -> int:
     p.add_argument("--tier", default="standard", choices=["easy", "standard", "hard"])
     p.add_argument("--out", type=Path, help="write the markdown here")
     args = p.parse_args(argv)
-    for name in ("speed_seeds", "clip_seeds", "cover_seeds", "live_seeds"):
+    for name in ("speed_seeds", "clip_seeds", "cover_seeds", "stack_seeds", "live_seeds"):
         if not 0 <= getattr(args, name) <= len(GATE_SEEDS):
             p.error(f"--{name.replace('_', '-')} must be within 0..{len(GATE_SEEDS)}")
     if args.disks < 1:
@@ -338,14 +362,16 @@ def main(argv=None) -> int:
     args.speed_seed_list = list(GATE_SEEDS[: args.speed_seeds])
     args.clip_seed_list = list(GATE_SEEDS[-args.clip_seeds:]) if args.clip_seeds else []
     args.cover_seed_list = list(GATE_SEEDS[: args.cover_seeds])
+    args.stack_seed_list = list(GATE_SEEDS[: args.stack_seeds])
     args.live_seed_list = list(GATE_SEEDS[-args.live_seeds:]) if args.live_seeds else []
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     sp = speed(args.speed_seed_list, args.disks, log) if args.speed_seeds else None
     hist = history(args.clip_seed_list, args.tier, log) if args.clip_seeds else None
     cover = history(args.cover_seed_list, args.tier, log, kind="cover") if args.cover_seeds else None
+    stack = history(args.stack_seed_list, args.tier, log, kind="stack") if args.stack_seeds else None
     lv = live(args.live_seed_list, args.tier, log, args.live_disks or None) if args.live_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = markdown(sp, hist, command.strip(), args, cover, lv)
+    text = markdown(sp, hist, command.strip(), args, cover, lv, stack)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")
     print(text)

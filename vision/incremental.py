@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from tablesight.scene import SIZE_CLASSES, Scene
+from vision.arrival import DEFAULT_ARRIVAL, ArrivalConfig, arrived_disks
 from vision.detect import (Detection, battlefield_px, detect_disks, finish_detection, map_scale, network_px_per_mm,
                            px_per_mm, seeds_from)
 from vision.facemap import FaceMaps
@@ -130,10 +131,12 @@ def _boxes(mask: np.ndarray, grow: int, shape: tuple[int, ...]) -> list[tuple[in
 
 
 def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous: Scene, reference: Reference,
-                   config: DetectorConfig = DEFAULT_CONFIG, change: ChangeConfig = DEFAULT_CHANGE
-                   ) -> ChangedDetection | None:
+                   config: DetectorConfig = DEFAULT_CONFIG, change: ChangeConfig = DEFAULT_CHANGE,
+                   arrival: ArrivalConfig | None = DEFAULT_ARRIVAL) -> ChangedDetection | None:
     """Disks of a rectified frame, detected again only where it differs from `reference`; None when the change is
-    more than `change.max_changed` of the frame or the frame does not match the reference (detect it all)."""
+    more than `change.max_changed` of the frame or the frame does not match the reference (detect it all).
+    `arrival`: what a disk seen arriving wholly on a resting one must show (`vision.arrival`; None: not looked
+    for)."""
     if reference.rect.shape != rect.shape:
         return None
     mask = change_mask(rect, reference.rect, change)
@@ -223,6 +226,9 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
                 if f.seed_id in carried_ids:
                     f = replace(f, seed_id=None, seed_z=None)
                 fits.append(f)
+    if arrival is not None and mask.any():
+        radii = {s: sizes.radius(s) * ppm for s in SIZE_CLASSES}
+        fits += arrived_disks(mask, fits, reference.fits, radii, rect, rim, scale, ppm, config, arrival)
     detection = finish_detection(FaceMaps(face=face, rim=rim, height=height), fits, rect, calibration, sizes,
                                  previous, config, unchanged=[k < len(carried) for k in range(len(fits))])
     # The next commit compares with the pixels each disk was measured on: the new frame, except under the

@@ -10,6 +10,10 @@ then one move at a time a hand carries a free disk onto another free disk so tha
 lower disk stays 25-50 % visible, the offset chosen from the circles' common area), and the table is still again;
 several such covers, each on different disks. It measures what history does for partly covered disks.
 
+The stack clip (`build_stack_script`, `Sequence(..., kind="stack")`): the same, but each time a smaller free disk
+is carried wholly onto a larger one (a stack formed in play). Seen from above the upper disk looks like a ring
+printed in the lower one's art, the eye's commonest single-frame miss; the live table has seen it arrive.
+
 `demo_sequence(seed)` is what the web demo loops: frames render on first use and are cached, so looping is cheap.
 """
 
@@ -38,7 +42,7 @@ SEQUENCE_FPS = 8.0
 class SequenceStep:
     setup: TableSetup
     stable: bool
-    event: str  # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip)
+    event: str  # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip), "stack" (stack clip)
 
 
 def _overlaps(a: SynthDisk, b: SynthDisk, tol: float = 0.05) -> bool:
@@ -330,6 +334,30 @@ def _plan_cover(state: TableSetup, rng: np.random.Generator) -> tuple[SynthDisk,
     return m, t, x, y
 
 
+def _plan_stack(state: TableSetup, rng: np.random.Generator) -> tuple[SynthDisk, SynthDisk, float, float] | None:
+    """A free disk (mover) smaller than a free disk (target) it can lie wholly on, and where: (mover, target, x_mm,
+    y_mm), the centres up to half the mover's radius apart (as players stack disks), a short move preferred."""
+    carrying = {t.on_disk for t in state.tokens}
+    free = [d for d in state.disks if _free(state, d)]
+    cands = []
+    for m in free:
+        if m.id in carrying:
+            continue
+        for t in free:
+            room = t.radius_mm - m.radius_mm - 1.0   # the mover's outline stays 1 mm inside the target's
+            if t.id == m.id or room <= 0:
+                continue
+            off = float(rng.uniform(0.0, min(0.5 * m.radius_mm, room)))
+            ang = float(rng.uniform(0, 2 * math.pi))
+            x, y = t.x_mm + off * math.cos(ang), t.y_mm + off * math.sin(ang)
+            cands.append((math.hypot(x - m.x_mm, y - m.y_mm), m.id, t.id, m, t, x, y))
+    if not cands:
+        return None
+    cands.sort(key=lambda c: c[:3])
+    _, _, _, m, t, x, y = cands[int(rng.integers(min(3, len(cands))))]
+    return m, t, x, y
+
+
 def _carry(clip: _ClipSteps, state: TableSetup, disk: SynthDisk, x_mm: float, y_mm: float, event: str
            ) -> TableSetup:
     """A player's hand picks `disk` up, carries it to (x_mm, y_mm) and puts it down there; the new table."""
@@ -351,21 +379,23 @@ def _carry(clip: _ClipSteps, state: TableSetup, disk: SynthDisk, x_mm: float, y_
 
 
 def build_cover_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=None, covers: int = 4,
-                       disks: int | None = None) -> list[SequenceStep]:
+                       disks: int | None = None, stacks: bool = False) -> list[SequenceStep]:
     """The cover clip (not yet rendered): a still table, then `covers` times a free disk carried by hand onto
     another free disk (an enemy when one fits) so that the lower one stays only 25-50 % visible, each move followed
     by a still table. Every cover is on a different pair of disks; the lower disk was fully visible at the stable
-    moment before it was covered, which is what the live table's history has to work with."""
+    moment before it was covered, which is what the live table's history has to work with. `stacks`: each time a
+    smaller free disk is carried wholly onto a larger one instead (`_plan_stack`)."""
     if covers < 1:
         raise ValueError(f"covers must be >= 1, got {covers}")
     s = _clip_settings(tier, disks)
-    rng = np.random.default_rng([int(seed), 0xC0FE])
+    rng = np.random.default_rng([int(seed), 0xC0FE] + ([0x57AC] if stacks else []))
+    planner = _plan_stack if stacks else _plan_cover
     best: tuple[TableSetup, list] | None = None
     for attempt in range(40):
         base = _clip_table(seed, s, 2000 + attempt, diameters_mm)
         plan, state = [], base
         for _ in range(covers):
-            move = _plan_cover(state, rng)
+            move = planner(state, rng)
             if move is None:
                 break
             m, t, x, y = move
@@ -382,13 +412,19 @@ def build_cover_script(seed: int, tier: str | TierSettings = "standard", diamete
     state = base
     clip.still(state, 8)
     for m, t, x, y in plan:
-        state = _carry(clip, state, next(d for d in state.disks if d.id == m.id), x, y, "cover")
+        state = _carry(clip, state, next(d for d in state.disks if d.id == m.id), x, y, "stack" if stacks else "cover")
         clip.still(state, 8)
     return clip.numbered()
 
 
 #: The kinds of clip a `Sequence` plays: the game-like clip and the cover clip.
-CLIP_KINDS = {"game": build_script, "cover": build_cover_script}
+def build_stack_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=None, covers: int = 4,
+                       disks: int | None = None) -> list[SequenceStep]:
+    """The stack clip (not yet rendered): as the cover clip, each move putting a smaller disk wholly on a larger."""
+    return build_cover_script(seed, tier, diameters_mm, covers, disks, stacks=True)
+
+
+CLIP_KINDS = {"game": build_script, "cover": build_cover_script, "stack": build_stack_script}
 
 
 class Sequence:

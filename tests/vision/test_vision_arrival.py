@@ -1,0 +1,114 @@
+"""Disks seen arriving wholly on a resting disk (`vision.arrival`), and the live table's path finding them."""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.arrival import ArrivalConfig, arrived_disks
+from vision.fit import DEFAULT_CONFIG, DiskFit
+
+RADII = {"small": 22.0, "medium": 30.0, "large": 44.0}   # rectified px at 1 px/mm
+LOWER = DiskFit(cx=300.0, cy=300.0, r_px=44.0, size="large", rim_fraction=1.0, open_consistency=1.0,
+                residual_px=0.1, ring_bgr=(0.0, 0.0, 200.0), confidence=0.99, seed_id="d1", seed_z=0)
+
+
+def _mask(*circles: tuple[float, float, float]) -> np.ndarray:
+    """A half-resolution change map of a 600 x 600 rectified frame, changed inside the circles (full-res px)."""
+    m = np.zeros((300, 300), np.uint8)
+    for x, y, r in circles:
+        cv2.circle(m, (int(round(x / 2)), int(round(y / 2))), int(round(r / 2)), 1, -1)
+    return m
+
+
+def _arrivals(mask, fits=(LOWER,), reference=(LOWER,), arrival=ArrivalConfig()):
+    rect = np.full((600, 600, 3), 90, np.uint8)
+    rim = np.zeros((300, 300), np.float32)     # no outline shown: the change alone places the disk
+    return arrived_disks(mask, list(fits), list(reference), RADII, rect, rim, 2.0, 1.0, DEFAULT_CONFIG, arrival)
+
+
+def test_a_small_disk_put_wholly_on_a_resting_large_one_is_found_where_the_change_is():
+    got = _arrivals(_mask((310, 294, 22)))
+    assert len(got) == 1
+    assert got[0].size == "small" and math.hypot(got[0].cx - 310, got[0].cy - 294) < 2.0
+    assert got[0].seed_id is None
+
+
+def test_a_change_with_holes_where_the_new_art_matches_the_old_still_reads_as_the_disk():
+    m = _mask((310, 294, 22))
+    m[::4, :] = 0            # stripes where the colours happen to agree
+    got = _arrivals(m)
+    assert [d.size for d in got] == ["small"]
+
+
+@pytest.mark.parametrize("case", ["token", "whole face", "lower moved", "left from there", "found already",
+                                  "hangs over the edge"])
+def test_no_disk_is_made_up(case):
+    mask, fits, ref = _mask((310, 294, 22)), [LOWER], [LOWER]
+    if case == "token":            # a counter put on the disk: smaller than any size class
+        mask = _mask((310, 294, 9))
+    elif case == "whole face":     # the disk turned over: its whole face changed, not a circle within it
+        mask = _mask((300, 300, 44))
+    elif case == "lower moved":    # the lower disk was nudged: it does not rest where it was measured
+        fits = [DiskFit(**{**LOWER.__dict__, "cx": 303.0})]
+    elif case == "left from there":   # a small disk lay there at the last commit and was taken away
+        ref = [LOWER, DiskFit(**{**LOWER.__dict__, "cx": 310.0, "cy": 294.0, "r_px": 22.0, "size": "small",
+                                 "seed_id": "d2", "seed_z": 1})]
+    elif case == "found already":
+        fits = [LOWER, DiskFit(**{**LOWER.__dict__, "cx": 311.0, "cy": 293.0, "r_px": 22.0, "size": "small",
+                                  "seed_id": None})]
+    elif case == "hangs over the edge":
+        mask = _mask((325, 300, 22))
+    assert _arrivals(mask, fits, ref) == []
+
+
+@pytest.mark.parametrize("bad", [dict(min_cover=1.5), dict(max_spill=-0.1), dict(rest_mm=-1.0),
+                                 dict(confidence=2.0)])
+def test_arrival_settings_are_validated(bad):
+    with pytest.raises(ValueError):
+        ArrivalConfig(**bad)
+
+
+@pytest.mark.slow
+def test_on_a_stack_clip_the_live_tables_path_finds_the_disks_it_saw_arrive():
+    """A stack clip of a test seed played as the live table does (whole frame first, then where it changed): the
+    disks carried wholly onto others are found with the arrival cue, where the eye alone misses most of them."""
+    from vision.detect import locate_disks, sizes_for
+    from vision.incremental import detect_changed, reference_for
+    from vision.scene_match import match
+    from vision.synth.seeds import TEST_SEEDS
+    from vision.synth.sequence import Sequence
+    from vision.synth.truth import truth_calibration
+    from vision.tracker import Tracker
+
+    seq = Sequence(TEST_SEEDS[0], resolution="1080p", cache_frames=2, kind="stack")
+    cal = truth_calibration(seq.camera)
+    sizes = sizes_for(cal)
+    found = {True: 0, False: 0}
+    false = {True: 0, False: 0}
+    arrived_total = 0
+    for use in (True, False):
+        tracker, previous, reference, start = Tracker(), None, None, {}
+        for _, last in seq.stable_moments:
+            img, truth, _ = seq[last]
+            rect = cal.rectify(img)
+            start = start or {d.id: (d.x_mm, d.y_mm) for d in truth.disks}
+            changed = None if reference is None else detect_changed(
+                rect, cal, sizes, previous, reference, arrival=ArrivalConfig() if use else None)
+            det = changed.detection if changed is not None else locate_disks(rect, cal, sizes, previous)
+            previous = tracker.update(det.scene)
+            reference = reference_for(rect if changed is None else changed.reference_rect, det, tracker.last_ids,
+                                      previous)
+            m = match(truth, previous)
+            hit = set(m.values())
+            arrived = {d.id for d in truth.disks if d.z > 0 and d.id in start
+                       and math.hypot(d.x_mm - start[d.id][0], d.y_mm - start[d.id][1]) > 1.0}
+            found[use] += len(arrived & hit)
+            false[use] += sum(1 for d in previous.disks if d.id not in m)
+            arrived_total += len(arrived) if use else 0
+    assert arrived_total >= 4
+    assert found[True] >= 0.8 * arrived_total and found[True] > found[False]
+    assert false[True] == false[False]
