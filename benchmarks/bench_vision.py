@@ -141,9 +141,10 @@ def live(seeds, tier: str, log, disks_per_table: int | None = None) -> dict:
     return {"per_frame": per_frame, "commits": commits, "whole": whole, "changed": changed, "disks": disks}
 
 
-def history(seeds, tier: str, log, kind: str = "game") -> dict:
+def history(seeds, tier: str, log, kind: str = "game", family: str | None = None) -> dict:
     """Play clips of `kind` (`vision.synth.sequence.CLIP_KINDS`) through the pipeline with history and from the
-    single frame; tallies scored at the last frame of every stable moment."""
+    single frame; tallies scored at the last frame of every stable moment. `family`: played in that family's rooms
+    of the randomized world (default: the classic look)."""
     from eval_vision import match
     from vision.scene_match import visible_fraction
     from vision.detect import detect_frame, locate_disks, sizes_for
@@ -155,8 +156,8 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
 
     tallies = {"history": _new_tally(), "changed": _new_tally(), "single": _new_tally()}
     for seed in seeds:
-        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind=kind)
-        cal = truth_calibration(seq.camera)
+        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind=kind, family=family)
+        cal = truth_calibration(seq.camera, None if family is None else seq.steps[0].setup.diameters_mm)
         sizes = sizes_for(cal)
         tracker, live_tracker = Tracker(), Tracker()
         previous = live_previous = reference = None
@@ -184,7 +185,7 @@ def history(seeds, tier: str, log, kind: str = "game") -> dict:
             _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, seen, arrived)
             seen |= {d.id for d in truth.disks if visible_fraction(d) >= 0.5 and not d.extra.get("held")}
         h = tallies["history"]
-        log(f"{kind} clip seed {seed}: {len(seq.stable_moments)} stable moments, pins exact "
+        log(f"{kind} clip {family or 'classic'} seed {seed}: {len(seq.stable_moments)} stable moments, pins exact "
             f"{h['pins_exact']}/{h['moments']}, 25-50 % visible found {h['partly_found']}/{h['partly']} so far")
     return tallies
 
@@ -251,7 +252,7 @@ def _rate(a: int, b: int) -> str:
 
 
 def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict | None = None,
-             lv: dict | None = None, stack: dict | None = None) -> str:
+             lv: dict | None = None, stack: dict | None = None, stack_families: dict | None = None) -> str:
     lines = ["# Vision benchmarks (speed, history)", "", f"Command: `{command}`", "",
              f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", ""]
     if sp:
@@ -310,6 +311,11 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   "larger one, each move followed by a still table (`vision.synth.sequence.build_stack_script`). "
                   "The live table looks for disks seen arriving (`vision.arrival`); the whole frame seeded by "
                   "history does not.", ""] + _history_table(stack)
+    for family, tallies in (stack_families or {}).items():
+        lines += [f"## Stack clips in the rooms of `{family}` (tier {args.tier}, world gate seeds " +
+                  ", ".join(map(str, args.world_seed_list)) + ")", "",
+                  "The same clips dressed in the family's room: its cloth, light, disk art and borders, sizes and "
+                  "camera (`Sequence(..., family=...)`).", ""] + _history_table(tallies)
     return "\n".join(lines)
 
 
@@ -334,7 +340,7 @@ def _history_table(hist: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
-    from vision.synth.seeds import GATE_SEEDS
+    from vision.synth.seeds import GATE_SEEDS, WORLD_GATE_SEEDS
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--speed-seeds", type=int, default=3, help="gate seeds for the speed tables (default 3)")
@@ -344,6 +350,9 @@ def main(argv=None) -> int:
                    help="gate seeds for the cover clips: disks left 25-50 %% visible (default 3)")
     p.add_argument("--stack-seeds", type=int, default=3,
                    help="gate seeds for the stack clips: smaller disks put wholly on larger ones (default 3)")
+    p.add_argument("--stack-families", default="",
+                   help="families of the randomized world (comma-separated) whose rooms the stack clips are played "
+                        "in too, on their world gate seeds (default: none)")
     p.add_argument("--live-seeds", type=int, default=2,
                    help="gate seeds for the live table's per-frame cost over whole clips (default 2)")
     p.add_argument("--live-disks", type=int, default=40,
@@ -369,9 +378,13 @@ def main(argv=None) -> int:
     hist = history(args.clip_seed_list, args.tier, log) if args.clip_seeds else None
     cover = history(args.cover_seed_list, args.tier, log, kind="cover") if args.cover_seeds else None
     stack = history(args.stack_seed_list, args.tier, log, kind="stack") if args.stack_seeds else None
+    args.stack_family_list = [f for f in args.stack_families.split(",") if f]
+    args.world_seed_list = list(WORLD_GATE_SEEDS[: args.stack_seeds])
+    stack_families = {f: history(args.world_seed_list, args.tier, log, kind="stack", family=f)
+                      for f in args.stack_family_list}
     lv = live(args.live_seed_list, args.tier, log, args.live_disks or None) if args.live_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = markdown(sp, hist, command.strip(), args, cover, lv, stack)
+    text = markdown(sp, hist, command.strip(), args, cover, lv, stack, stack_families)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")
     print(text)

@@ -74,3 +74,39 @@ def test_synth_clip_renders_lazily_and_caches():
         assert v1 >= v0
     assert during.disk(held_id).extra["held"] is True
     assert np.isfinite(during.disk(held_id).extra["top_height_mm"])
+
+
+@pytest.mark.parametrize("seed", TEST_SEEDS[:3])
+def test_stack_clip_puts_smaller_disks_wholly_on_larger_ones(seed):
+    from vision.synth.sequence import build_stack_script
+
+    steps = build_stack_script(seed)
+    first = {d.id: d for d in steps[0].setup.disks}
+    last = {d.id: d for d in steps[-1].setup.disks}
+    moved = [d for d in last.values() if math.hypot(d.x_mm - first[d.id].x_mm, d.y_mm - first[d.id].y_mm) > 1.0]
+    assert len(moved) >= 2 and {s.event for s in steps} == {"still", "stack"}
+    for d in moved:
+        under = [o for o in last.values() if o.id != d.id and o.z < d.z
+                 and math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) < o.radius_mm + d.radius_mm]
+        assert d.z >= 1 and len(under) == 1
+        lower = under[0]
+        assert math.hypot(lower.x_mm - d.x_mm, lower.y_mm - d.y_mm) + d.radius_mm <= lower.radius_mm - 0.9
+
+
+def test_a_clip_in_a_world_family_is_dressed_alike_at_every_moment():
+    from vision.synth.sequence import Sequence
+    from vision.synth.world import world_table
+
+    seq = Sequence(TEST_SEEDS[0], resolution="1080p", kind="stack", family="photo-thin-felt", cache_frames=1)
+    room, camera = world_table(TEST_SEEDS[0], "photo-thin-felt")
+    assert np.allclose(seq.camera.camera_matrix, camera.camera_matrix)
+    looks = {st.setup.look.mat for st in seq.steps}
+    assert looks == {room.look.mat}
+    style = {}
+    for st in seq.steps:
+        for d in st.setup.disks:
+            assert d.art.style is not None and d.art.style.art == "photo"
+            assert style.setdefault(d.id, d.art.style) == d.art.style
+    assert seq.steps[0].setup.diameters_mm == room.diameters_mm
+    with pytest.raises(ValueError, match="1080p"):
+        Sequence(TEST_SEEDS[0], resolution="720p", family="photo-thin-felt")

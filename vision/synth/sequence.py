@@ -432,20 +432,33 @@ class Sequence:
 
     Rendered frames are kept as their JPEG bytes (about 150 kB at 720p, so a whole clip stays small) and decoded
     again on each access; `cache_frames` bounds how many are kept. `disks`: how many disks lie on the table
-    (default: a calm 14-18)."""
+    (default: a calm 14-18). `family`: a family of the randomized world (`vision.synth.world`) whose room the clip
+    is played in, seen by its camera (default: the classic look)."""
 
     def __init__(self, seed: int, tier: str = "standard", resolution: str = "720p", diameters_mm=None,
                  cache_frames: int = 256, camera_settings: CameraSettings | None = None, kind: str = "game",
-                 disks: int | None = None):
+                 disks: int | None = None, family: str | None = None):
         if kind not in CLIP_KINDS:
             raise ValueError(f"unknown clip kind {kind!r} (known: {', '.join(CLIP_KINDS)})")
+        if family is not None and (resolution != "1080p" or camera_settings is not None):
+            raise ValueError("a family's clip is seen by its room's own camera, at 1080p")
         self.seed = int(seed)
         self.kind = kind
         self.tier = tier
         self.resolution = resolution
         self.fps = SEQUENCE_FPS
-        self.camera: SynthCamera = table_camera(self.seed, camera_settings or tier_settings(tier).camera, resolution)
-        self.steps = CLIP_KINDS[kind](self.seed, tier, diameters_mm, disks=disks)
+        self.family = family
+        if family is None:
+            self.camera: SynthCamera = table_camera(self.seed, camera_settings or tier_settings(tier).camera,
+                                                    resolution)
+            self.steps = CLIP_KINDS[kind](self.seed, tier, diameters_mm, disks=disks)
+        else:
+            # the clip played in a room of the randomized world: its cloth, light, art, borders, sizes and camera
+            from vision.synth.world import world_table
+
+            room, self.camera = world_table(self.seed, family)
+            steps = CLIP_KINDS[kind](self.seed, tier, diameters_mm or room.diameters_mm, disks=disks)
+            self.steps = [replace(st, setup=world_table(self.seed, family, table=st.setup)[0]) for st in steps]
         self._cache: OrderedDict[int, RenderedFrame] = OrderedDict()
         self._cache_size = max(int(cache_frames), 1)
         self._lock = threading.Lock()

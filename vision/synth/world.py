@@ -128,11 +128,14 @@ def _face(family: Family, army_border: tuple[int, int, int], rng: np.random.Gene
 
 
 def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard",
-                diameters_mm: tuple[float, float, float] | None = None) -> tuple[TableSetup, SynthCamera]:
+                diameters_mm: tuple[float, float, float] | None = None,
+                table: TableSetup | None = None) -> tuple[TableSetup, SynthCamera]:
     """A table of `family` and its camera, deterministic per arguments: a seed is a room (camera, cloth, light,
     disk sizes and prints), `frame` another arrangement of the disks in it. `tier` "hard": blur, dark rooms,
     borders darker and near the cloth's colour, steep tilt, hands, more disks. `diameters_mm`: the same room with
-    disks of these sizes instead of its own (the eye on sizes no training run drew)."""
+    disks of these sizes instead of its own (the eye on sizes no training run drew). `table`: this table (its
+    disks, tokens and hands as they lie, e.g. one moment of a clip) dressed in the room instead of one drawn for it:
+    the same seed, family and `frame` dress every moment of a clip alike."""
     from tablesight.errors import InputError
 
     if family not in FAMILIES:
@@ -148,7 +151,7 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
     if diameters_mm is not None:
         diam = tuple(float(v) for v in diameters_mm)
     mat = _mat(fam, room)
-    setup = random_table(seed, settings, frame=frame, diameters_mm=diam)
+    setup = table if table is not None else random_table(seed, settings, frame=frame, diameters_mm=diam)
     # each army's border: any colour, sometimes the cloth's own or near-white
     borders = []
     for _ in setup.armies:
