@@ -139,7 +139,15 @@ def read_rims(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r: np.ndarray, angl
     np.add((v[:, None] + r[:, None] * sa)[None], t[:, None, None] * sa, out=y, casting="unsafe")
     prof = sample(rim, x, y).reshape(T, -1)
     best = prof.max(0)
-    k = np.argmax(prof == best, axis=0)    # the first highest sample, as argmax picks it (faster across rows)
+    # the first highest sample, as argmax picks it: T less the samples at or after it, counted row by row (an
+    # argmax down the sample axis steps through memory column by column and costs as much as the sampling)
+    top = prof == best
+    found = top[0].copy()
+    seen = found.astype(np.min_scalar_type(T))
+    for row in top[1:]:
+        found |= row
+        seen += found.view(np.uint8)
+    k = np.where(found, T - seen.astype(np.intp), 0)    # none equal (a NaN in the map): the first, as argmax has it
     kk = np.minimum(np.maximum(k, 1), T - 2)
     flat, n = prof.reshape(-1), prof.shape[1]
     at = kk * n + np.arange(n)
@@ -164,6 +172,13 @@ def first_reading(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.nda
                      ray_angles(cfg.rays), cfg.profile_reach_mm * mm)
 
 
+# The normal equations of a circle's shift (dx, dy, dr) from the sums `w @ basis` in `fit_circles`: which sum each
+# entry is; for a disk whose radius is pinned, only the centre's block is kept and dr's row reads dr = 0.
+_NORMAL = np.array([[0, 1, 3], [1, 2, 4], [3, 4, 5]])
+_CENTRE_BLOCK = np.array([[True, True, False], [True, True, False], [False, False, False]])
+_PINNED = np.diag([0.0, 0.0, 1.0])
+
+
 def fit_circles(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarray, cfg: DetectorConfig,
                 mm: float, exclude: np.ndarray | None = None, first: RimReading | None = None) -> RimReading:
     """Centres (and, for disks seen nearly whole, radii) fitted to the rim map's outline, ray by ray.
@@ -182,23 +197,18 @@ def fit_circles(rim: np.ndarray, u: np.ndarray, v: np.ndarray, r_class: np.ndarr
     for p in range(cfg.fit_passes):
         # the first pass takes every shown outline within reach, later ones only those near the circle
         lim = reach if p == 0 else max(tol, reach * 0.5 ** p)
-        w = ((reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= lim)).astype(np.float64)
+        use = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= lim)
         if exclude is not None:
-            w[exclude] = 0.0
-        w *= reading.peak
+            use &= ~exclude
+        w = np.zeros(use.shape)
+        np.copyto(w, reading.peak, where=use)
         # offset_k ~ dx cos + dy sin (+ dr): weighted least squares per circle, its sums as two matrix products
         n = (w > 0).sum(1)
-        a11, a12, a22, a13, a23, a33 = (w @ basis).T
-        b1, b2, b3 = ((w * reading.offset) @ basis[:, 3:]).T
+        sums = w @ basis                                  # a11, a12, a22, a13, a23, a33
         free = n / K >= 0.85
         # batched normal equations; the radius row is pinned (zero shift) for disks not seen nearly whole
-        A = np.zeros((len(u), 3, 3))
-        A[:, 0, 0], A[:, 0, 1], A[:, 1, 1] = a11, a12, a22
-        A[:, 1, 0] = a12
-        A[:, 0, 2] = A[:, 2, 0] = np.where(free, a13, 0.0)
-        A[:, 1, 2] = A[:, 2, 1] = np.where(free, a23, 0.0)
-        A[:, 2, 2] = np.where(free, a33, 1.0)
-        bvec = np.stack([b1, b2, np.where(free, b3, 0.0)], axis=1)
+        A = np.where(free[:, None, None] | _CENTRE_BLOCK, sums[:, _NORMAL], _PINNED)
+        bvec = np.where(free[:, None] | _CENTRE_BLOCK[0], (w * reading.offset) @ basis[:, 3:], 0.0)
         enough = (n >= 5) & (np.abs(np.linalg.det(A)) > 1e-9)
         sol = np.zeros((len(u), 3))
         if enough.any():
