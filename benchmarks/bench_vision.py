@@ -25,6 +25,8 @@ at their stable moments).
 Stacks formed in play (stack clips, `--stack-seeds`, `vision.synth.sequence.build_stack_script`): a smaller disk
 carried wholly onto a larger one at each move; the row "disks put on another since the clip began" counts how many
 of them each path finds (the live table's looks for disks seen arriving, `vision.arrival`).
+`--families F1,F2`: the game, cover and stack clips played again in those families' rooms of the randomized world
+(`Sequence(..., family=...)`: cloth, light, art, borders, sizes, camera), on their world gate seeds.
 """
 
 from __future__ import annotations
@@ -252,7 +254,7 @@ def _rate(a: int, b: int) -> str:
 
 
 def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict | None = None,
-             lv: dict | None = None, stack: dict | None = None, stack_families: dict | None = None) -> str:
+             lv: dict | None = None, stack: dict | None = None, in_families: dict | None = None) -> str:
     lines = ["# Vision benchmarks (speed, history)", "", f"Command: `{command}`", "",
              f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", ""]
     if sp:
@@ -311,9 +313,10 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   "larger one, each move followed by a still table (`vision.synth.sequence.build_stack_script`). "
                   "The live table looks for disks seen arriving (`vision.arrival`); the whole frame seeded by "
                   "history does not.", ""] + _history_table(stack)
-    for family, tallies in (stack_families or {}).items():
-        lines += [f"## Stack clips in the rooms of `{family}` (tier {args.tier}, world gate seeds " +
-                  ", ".join(map(str, args.world_seed_list)) + ")", "",
+    for (kind, family), tallies in (in_families or {}).items():
+        seeds = args.world_seed_lists[kind]
+        lines += [f"## {kind.capitalize()} clips in the rooms of `{family}` (tier {args.tier}, world gate seeds " +
+                  ", ".join(map(str, seeds)) + ")", "",
                   "The same clips dressed in the family's room: its cloth, light, disk art and borders, sizes and "
                   "camera (`Sequence(..., family=...)`).", ""] + _history_table(tallies)
     return "\n".join(lines)
@@ -350,9 +353,9 @@ def main(argv=None) -> int:
                    help="gate seeds for the cover clips: disks left 25-50 %% visible (default 3)")
     p.add_argument("--stack-seeds", type=int, default=3,
                    help="gate seeds for the stack clips: smaller disks put wholly on larger ones (default 3)")
-    p.add_argument("--stack-families", default="",
-                   help="families of the randomized world (comma-separated) whose rooms the stack clips are played "
-                        "in too, on their world gate seeds (default: none)")
+    p.add_argument("--families", default="",
+                   help="families of the randomized world (comma-separated) whose rooms the game, cover and stack "
+                        "clips are played in too, as many of each on their world gate seeds (default: none)")
     p.add_argument("--live-seeds", type=int, default=2,
                    help="gate seeds for the live table's per-frame cost over whole clips (default 2)")
     p.add_argument("--live-disks", type=int, default=40,
@@ -378,13 +381,14 @@ def main(argv=None) -> int:
     hist = history(args.clip_seed_list, args.tier, log) if args.clip_seeds else None
     cover = history(args.cover_seed_list, args.tier, log, kind="cover") if args.cover_seeds else None
     stack = history(args.stack_seed_list, args.tier, log, kind="stack") if args.stack_seeds else None
-    args.stack_family_list = [f for f in args.stack_families.split(",") if f]
-    args.world_seed_list = list(WORLD_GATE_SEEDS[: args.stack_seeds])
-    stack_families = {f: history(args.world_seed_list, args.tier, log, kind="stack", family=f)
-                      for f in args.stack_family_list}
+    args.family_list = [f for f in args.families.split(",") if f]
+    counts = {"game": args.clip_seeds, "cover": args.cover_seeds, "stack": args.stack_seeds}
+    args.world_seed_lists = {k: list(WORLD_GATE_SEEDS[:n]) for k, n in counts.items()}
+    in_families = {(kind, f): history(args.world_seed_lists[kind], args.tier, log, kind=kind, family=f)
+                   for f in args.family_list for kind, n in counts.items() if n}
     lv = live(args.live_seed_list, args.tier, log, args.live_disks or None) if args.live_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = markdown(sp, hist, command.strip(), args, cover, lv, stack, stack_families)
+    text = markdown(sp, hist, command.strip(), args, cover, lv, stack, in_families)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")
     print(text)

@@ -84,13 +84,23 @@ def test_stack_clip_puts_smaller_disks_wholly_on_larger_ones(seed):
     first = {d.id: d for d in steps[0].setup.disks}
     last = {d.id: d for d in steps[-1].setup.disks}
     moved = [d for d in last.values() if math.hypot(d.x_mm - first[d.id].x_mm, d.y_mm - first[d.id].y_mm) > 1.0]
-    assert len(moved) >= 2 and {s.event for s in steps} == {"still", "stack"}
-    for d in moved:
+    assert {s.event for s in steps} == {"still", "stack", "beside"}
+    stacked = [d for d in moved if d.z > 0]
+    assert len(stacked) >= 2
+    lowers = []
+    for d in stacked:
         under = [o for o in last.values() if o.id != d.id and o.z < d.z
                  and math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) < o.radius_mm + d.radius_mm]
-        assert d.z >= 1 and len(under) == 1
+        assert len(under) == 1
         lower = under[0]
         assert math.hypot(lower.x_mm - d.x_mm, lower.y_mm - d.y_mm) + d.radius_mm <= lower.radius_mm - 0.9
+        lowers.append(lower)
+    # the others were put down beside a stack, clear of every disk: 0.5-3 mm from a lower disk's edge
+    for d in (d for d in moved if d.z == 0):
+        gaps = [math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) - o.radius_mm - d.radius_mm for o in lowers if o.id != d.id]
+        assert 0.4 <= min(gaps) <= 3.1
+        assert all(math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) >= o.radius_mm + d.radius_mm + 0.4
+                   for o in last.values() if o.id != d.id and o.z == 0)   # (it may since carry a stack)
 
 
 def test_a_clip_in_a_world_family_is_dressed_alike_at_every_moment():

@@ -11,8 +11,9 @@ lower disk stays 25-50 % visible, the offset chosen from the circles' common are
 several such covers, each on different disks. It measures what history does for partly covered disks.
 
 The stack clip (`build_stack_script`, `Sequence(..., kind="stack")`): the same, but each time a smaller free disk
-is carried wholly onto a larger one (a stack formed in play). Seen from above the upper disk looks like a ring
-printed in the lower one's art, the eye's commonest single-frame miss; the live table has seen it arrive.
+is carried wholly onto a larger one (a stack formed in play), and then another disk is put down beside the stack,
+so that the live table measures the stack again. Seen from above the upper disk looks like a ring printed in the
+lower one's art, the eye's commonest single-frame miss; the live table has seen it arrive.
 
 `demo_sequence(seed)` is what the web demo loops: frames render on first use and are cached, so looping is cheap.
 """
@@ -42,7 +43,7 @@ SEQUENCE_FPS = 8.0
 class SequenceStep:
     setup: TableSetup
     stable: bool
-    event: str  # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip), "stack" (stack clip)
+    event: str  # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip), "stack", "beside" (stack clip)
 
 
 def _overlaps(a: SynthDisk, b: SynthDisk, tol: float = 0.05) -> bool:
@@ -358,6 +359,25 @@ def _plan_stack(state: TableSetup, rng: np.random.Generator) -> tuple[SynthDisk,
     return m, t, x, y
 
 
+def _plan_beside(state: TableSetup, lower: SynthDisk, away: set[str], rng: np.random.Generator
+                 ) -> tuple[SynthDisk, float, float] | None:
+    """A free disk (not in `away`) and where to put it beside `lower`, 0.5-3 mm from its edge: the stack on
+    `lower` is then measured again at the next commit. (mover, x_mm, y_mm), the nearest mover that fits."""
+    free = sorted((d for d in state.disks if _free(state, d) and d.id not in away),
+                  key=lambda d: math.hypot(d.x_mm - lower.x_mm, d.y_mm - lower.y_mm))
+    turn = float(rng.uniform(0, 2 * math.pi))
+    for b in free:
+        dist = lower.radius_mm + b.radius_mm + float(rng.uniform(0.5, 3.0))
+        for k in range(24):
+            ang = turn + k * math.pi / 12
+            x, y = lower.x_mm + dist * math.cos(ang), lower.y_mm + dist * math.sin(ang)
+            if _clear(state, x, y, b.radius_mm, {b.id, lower.id}) and all(
+                    math.hypot(o.x_mm - x, o.y_mm - y) >= o.radius_mm + b.radius_mm + 0.5
+                    for o in state.disks if o.id != b.id):
+                return b, x, y
+    return None
+
+
 def _carry(clip: _ClipSteps, state: TableSetup, disk: SynthDisk, x_mm: float, y_mm: float, event: str
            ) -> TableSetup:
     """A player's hand picks `disk` up, carries it to (x_mm, y_mm) and puts it down there; the new table."""
@@ -384,46 +404,53 @@ def build_cover_script(seed: int, tier: str | TierSettings = "standard", diamete
     another free disk (an enemy when one fits) so that the lower one stays only 25-50 % visible, each move followed
     by a still table. Every cover is on a different pair of disks; the lower disk was fully visible at the stable
     moment before it was covered, which is what the live table's history has to work with. `stacks`: each time a
-    smaller free disk is carried wholly onto a larger one instead (`_plan_stack`)."""
+    smaller free disk is carried wholly onto a larger one instead (`_plan_stack`), and after it another free disk
+    is put down beside the new stack (`_plan_beside`), so that the stack is measured again."""
     if covers < 1:
         raise ValueError(f"covers must be >= 1, got {covers}")
     s = _clip_settings(tier, disks)
     rng = np.random.default_rng([int(seed), 0xC0FE] + ([0x57AC] if stacks else []))
     planner = _plan_stack if stacks else _plan_cover
-    best: tuple[TableSetup, list] | None = None
+    best: tuple[TableSetup, list, int] | None = None
     for attempt in range(40):
         base = _clip_table(seed, s, 2000 + attempt, diameters_mm)
-        plan, state = [], base
+        plan, state, done = [], base, 0
         for _ in range(covers):
             move = planner(state, rng)
             if move is None:
                 break
             m, t, x, y = move
-            plan.append(move)
+            plan.append((m, x, y, "stack" if stacks else "cover"))
             state = _with_disk(state, _settle(state, replace(m, x_mm=x, y_mm=y), state.disk_thickness_mm))
-        if best is None or len(plan) > len(best[1]):
-            best = (base, plan)
-        if len(plan) == covers:
+            done += 1
+            beside = _plan_beside(state, t, {m.id}, rng) if stacks else None
+            if beside is not None:
+                b, bx, by = beside
+                plan.append((b, bx, by, "beside"))
+                state = _with_disk(state, _settle(state, replace(b, x_mm=bx, y_mm=by), state.disk_thickness_mm))
+        if best is None or done > best[2]:
+            best = (base, plan, done)
+        if done == covers:
             break
-    base, plan = best
+    base, plan, _ = best
     if not plan:  # pragma: no cover - 40 tables without two free disks that fit is practically impossible
         raise RuntimeError(f"no table for a cover clip found for seed {seed}")
     clip = _ClipSteps(seed)
     state = base
     clip.still(state, 8)
-    for m, t, x, y in plan:
-        state = _carry(clip, state, next(d for d in state.disks if d.id == m.id), x, y, "stack" if stacks else "cover")
+    for m, x, y, event in plan:
+        state = _carry(clip, state, next(d for d in state.disks if d.id == m.id), x, y, event)
         clip.still(state, 8)
     return clip.numbered()
 
 
-#: The kinds of clip a `Sequence` plays: the game-like clip and the cover clip.
 def build_stack_script(seed: int, tier: str | TierSettings = "standard", diameters_mm=None, covers: int = 4,
                        disks: int | None = None) -> list[SequenceStep]:
     """The stack clip (not yet rendered): as the cover clip, each move putting a smaller disk wholly on a larger."""
     return build_cover_script(seed, tier, diameters_mm, covers, disks, stacks=True)
 
 
+#: The kinds of clip a `Sequence` plays: the game-like clip, the cover clip and the stack clip.
 CLIP_KINDS = {"game": build_script, "cover": build_cover_script, "stack": build_stack_script}
 
 
