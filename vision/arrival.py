@@ -7,7 +7,9 @@ size class and nowhere around it. Printed art does not change between two settle
 rests where it was measured at the last commit, the change inside it is tested against each smaller size class: a
 circle whose inside changed nearly all over (`min_cover`) with next to no change in a ring just outside it on the
 lower disk's face (`max_spill`) is a disk that arrived there. Its centre is then fitted on the rim map where the
-map shows enough of its outline, and kept where the change put it otherwise.
+map shows enough of its outline, and kept where the change put it otherwise. The same change is left by a disk
+the eye had missed lying there and taken away; but then its edge is gone from the image where an arriving disk's
+edge appears, and the maps' outline and height there fall (`min_seam_gain`, `min_rise`).
 
 Not looked for: a disk the previous scene had there (it left, or was lifted and put back: the eye's history rule
 judges it), one already found, and disks arriving partly off the lower disk (the eye sees their open outline).
@@ -22,7 +24,8 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from vision.fit import DetectorConfig, DiskFit, fit_circles
+from vision.facemap import FaceMaps
+from vision.fit import DetectorConfig, DiskFit, fit_circles, ray_angles, read_rims
 
 
 @dataclass(frozen=True)
@@ -30,11 +33,19 @@ class ArrivalConfig:
     """What a disk seen arriving on a resting one must show (chosen on the tuning seeds' stack clips)."""
 
     min_cover: float = 0.75      # share of its inside (1.5 mm in from its outline) that changed, holes closed
-    max_spill: float = 0.35      # share of the lower disk's face 1.5-4 mm outside its outline that changed (its
-                                 # own shadow falls there: 0.1-0.3 on the tuning clips; a disk turned over: 1)
+    max_spill: float = 0.35      # share of a ring 1.5-4 mm outside its outline that changed (its own shadow falls
+                                 # there: 0.1-0.3 on the tuning clips; a disk turned over: 1)
     rest_mm: float = 1.0         # the lower disk lies within this of where it was measured: it rests
     rim_share: float = 0.3       # share of its outline the rim map must show for its centre to be fitted there
     max_shift_mm: float = 3.0    # the rim fit may move the centre the change gave this far
+    # A disk the eye had missed, taken off the one it lay on, leaves the same change as one put there. Where one
+    # arrived, its edge shows in the image where the lower disk's art ran on before; where one left, the edge is
+    # gone: the colour step across the circle (median over rays, 1.5 mm either side) must have grown by
+    # `min_seam_gain`; and the maps must not say that an outline faded and a face sank: the rim map's mean along
+    # the circle plus the height map's over its inside may have fallen by no more than -`min_rise`.
+    # Tuning clips: taken off, step -52 to +8 and maps -0.03 to -0.33; put on, step -3 to +92 and maps -0.13 to 0.91.
+    min_seam_gain: float = 0.0
+    min_rise: float = -0.1
     confidence: float = 0.8      # the new disk's reported confidence
 
     def __post_init__(self) -> None:
@@ -44,10 +55,16 @@ class ArrivalConfig:
         for name in ("rest_mm", "max_shift_mm"):
             if not 0.0 <= getattr(self, name) <= 20.0:
                 raise ValueError(f"{name} must be within 0..20")
+        if not -2.0 <= self.min_rise <= 2.0:
+            raise ValueError("min_rise must be within -2..2")
+        if not -255.0 <= self.min_seam_gain <= 255.0:
+            raise ValueError("min_seam_gain must be within -255..255")
 
 
 DEFAULT_ARRIVAL = ArrivalConfig()
 _INNER_MM, _RING_MM = 1.5, (1.5, 4.0)
+INSIDE_MM = 1.5  # an arrived disk's outline lies at least this far inside the lower one's (vision.stacking reads
+                 # a circle within its `lens_inside_mm`, 1 mm, of the other's outline as crossing it)
 
 
 def _disk_mask(shape: tuple[int, int], cx: float, cy: float, r: float) -> np.ndarray:
@@ -57,82 +74,128 @@ def _disk_mask(shape: tuple[int, int], cx: float, cy: float, r: float) -> np.nda
     return ((x - cx) ** 2 + (y - cy) ** 2 <= r * r)
 
 
-def _shares(changed: np.ndarray, cx: float, cy: float, r: float, lower: np.ndarray, px_mm: float
-            ) -> tuple[float, float]:
+def _shares(changed: np.ndarray, cx: float, cy: float, r: float, px_mm: float) -> tuple[float, float]:
     """(cover, spill) of a circle (half-resolution px) on `changed`: its inside that changed, and the ring just
-    outside it, on the lower disk's face (`lower`), that changed."""
+    outside it that changed."""
     inside = _disk_mask(changed.shape, cx, cy, max(r - _INNER_MM * px_mm, 1.0))
     ring = (_disk_mask(changed.shape, cx, cy, r + _RING_MM[1] * px_mm)
-            & ~_disk_mask(changed.shape, cx, cy, r + _RING_MM[0] * px_mm) & lower)
+            & ~_disk_mask(changed.shape, cx, cy, r + _RING_MM[0] * px_mm))
     cover = float(changed[inside].mean()) if inside.any() else 0.0
     spill = float(changed[ring].mean()) if ring.sum() >= 8 else 1.0
     return cover, spill
 
 
 def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Sequence[DiskFit],
-                  radii_px: dict[str, float], rect: np.ndarray, rim: np.ndarray, scale: float, ppm: float,
-                  cfg: DetectorConfig, arrival: ArrivalConfig = DEFAULT_ARRIVAL) -> list[DiskFit]:
+                  radii_px: dict[str, float], rect: np.ndarray, reference_rect: np.ndarray, maps: FaceMaps,
+                  reference_maps: FaceMaps, scale: float, ppm: float, cfg: DetectorConfig,
+                  arrival: ArrivalConfig = DEFAULT_ARRIVAL) -> list[DiskFit]:
     """New disks (rectified px) lying wholly on disks that rest where the last commit measured them.
 
     `mask`: the half-resolution change map since the reference (`vision.incremental.change_mask`); `fits`: the
     disks found now, `reference_fits` those of the last commit (seeded with the committed ids); `radii_px`: each
-    size class's radius in rectified px; `rim`: the rim map (`scale` rectified px per map px); `ppm`: rectified px
-    per mm."""
+    size class's radius in rectified px; `rect` the rectified frame, `reference_rect` the pixels the last commit
+    measured; `maps`: the face / rim / height maps (`scale` rectified px per map px), `reference_maps` the last
+    commit's; `ppm`: rectified px per mm."""
     by_id = {f.seed_id: f for f in reference_fits if f.seed_id is not None}
     px_mm = 0.5 * ppm      # half-resolution px per mm
+    mm = ppm / scale       # map px per mm
     found: list[DiskFit] = []
     taken = list(fits)
     for low in fits:
         before = by_id.get(low.seed_id) if low.seed_id is not None else None
         if before is None or math.hypot(low.cx - before.cx, low.cy - before.cy) > arrival.rest_mm * ppm:
             continue
-        lx, ly, lr = (low.cx + 0.5) / 2 - 0.5, (low.cy + 0.5) / 2 - 0.5, low.r_px / 2
-        x0, y0 = max(int(lx - lr) - 2, 0), max(int(ly - lr) - 2, 0)
-        x1, y1 = min(int(lx + lr) + 3, mask.shape[1]), min(int(ly + lr) + 3, mask.shape[0])
-        if x1 - x0 < 4 or y1 - y0 < 4:
+        got = _arrived_on(mask, low, radii_px, px_mm, arrival)
+        if got is None:
             continue
-        face = _disk_mask((y1 - y0, x1 - x0), lx - x0, ly - y0, lr - 0.5 * px_mm)
-        changed = mask[y0:y1, x0:x1].astype(bool) & face
-        if changed.sum() < 10:
-            continue
-        # where the new art matches the old, no change shows: close such holes (about 3 mm)
-        k = max(3, int(round(3.0 * px_mm)) | 1)
-        closed = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_CLOSE,
-                                  cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))).astype(bool) & face
-        n, labels, stats, centroids = cv2.connectedComponentsWithStats(closed.astype(np.uint8), connectivity=8)
-        if n < 2:
-            continue
-        blob = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-        bx, by = centroids[blob]
-        best = None
-        for size, r_full in radii_px.items():
-            r = r_full / 2
-            if r + 0.5 * px_mm > lr or math.hypot(bx + x0 - lx, by + y0 - ly) + r > lr + 0.5 * px_mm:
-                continue   # not wholly on the lower disk
-            cover, spill = _shares(closed, bx, by, r, face, px_mm)
-            if cover >= arrival.min_cover and spill <= arrival.max_spill and (best is None or cover - spill > best[0]):
-                best = (cover - spill, size, r_full)
-        if best is None:
-            continue
-        _, size, r_full = best
-        cx, cy = 2 * (bx + x0 + 0.5) - 0.5, 2 * (by + y0 + 0.5) - 0.5
+        size, r_full, cx, cy = got
         if any(math.hypot(o.cx - cx, o.cy - cy) < 0.5 * r_full for o in list(taken) + list(reference_fits)
                if o is not low and o.seed_id != low.seed_id):
             continue   # found already, or a disk was there before (it left, or was put back)
         # the rim map's outline, where it shows enough of it, places the circle better than the change does
         u, v = np.array([(cx + 0.5) / scale - 0.5]), np.array([(cy + 0.5) / scale - 0.5])
-        mm = ppm / scale
-        reading = fit_circles(rim, u, v, np.array([r_full / scale]), cfg, mm)
+        reading = fit_circles(maps.rim, u, v, np.array([r_full / scale]), cfg, mm)
         shown = (reading.peak[0] >= cfg.rim_level) & (np.abs(reading.offset[0]) <= cfg.rim_tolerance_mm * mm)
         fu, fv = (reading.u[0] + 0.5) * scale - 0.5, (reading.v[0] + 0.5) * scale - 0.5
         if shown.mean() >= arrival.rim_share and math.hypot(fu - cx, fv - cy) <= arrival.max_shift_mm * ppm:
             cx, cy = float(fu), float(fv)
+        # It lies wholly on the lower disk (the change says so): its circle is kept `INSIDE_MM` inside the lower
+        # one's, where the stacking reads it as lying within it, not crossing its outline.
+        off = math.hypot(cx - low.cx, cy - low.cy)
+        room = low.r_px - r_full - INSIDE_MM * ppm
+        if off > max(room, 0.0):
+            k = max(room, 0.0) / off
+            cx, cy = low.cx + (cx - low.cx) * k, low.cy + (cy - low.cy) * k
+        # an edge that appeared, not one that went (a disk the eye had missed, taken off the one it lay on)
+        if _seam(rect, cx, cy, r_full, ppm) - _seam(reference_rect, cx, cy, r_full, ppm) < arrival.min_seam_gain or \
+                _rise(maps, cx, cy, r_full, scale, mm, cfg) - _rise(reference_maps, cx, cy, r_full, scale, mm, cfg) \
+                < arrival.min_rise:
+            continue
         ring = _ring_colour(rect, cx, cy, r_full - cfg.ring_depth_mm * ppm)
         new = DiskFit(cx=float(cx), cy=float(cy), r_px=float(r_full), size=size, rim_fraction=float(shown.mean()),
                       open_consistency=1.0, residual_px=0.0, ring_bgr=ring, confidence=arrival.confidence)
         found.append(new)
         taken.append(new)
     return found
+
+
+def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_mm: float, arrival: ArrivalConfig
+                ) -> tuple[str, float, float, float] | None:
+    """(size, radius, cx, cy) in rectified px of a circle of a size class that changed on the face of `low` and
+    hardly around it, or None. `mask`: the half-resolution change map; `px_mm`: its px per mm."""
+    lx, ly, lr = (low.cx + 0.5) / 2 - 0.5, (low.cy + 0.5) / 2 - 0.5, low.r_px / 2
+    grow = int(math.ceil(_RING_MM[1] * px_mm)) + 3     # the ring around a circle may reach past the lower disk
+    x0, y0 = max(int(lx - lr) - grow, 0), max(int(ly - lr) - grow, 0)
+    x1, y1 = min(int(lx + lr) + grow + 1, mask.shape[1]), min(int(ly + lr) + grow + 1, mask.shape[0])
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return None
+    face = _disk_mask((y1 - y0, x1 - x0), lx - x0, ly - y0, lr - 0.5 * px_mm)
+    window = mask[y0:y1, x0:x1].astype(np.uint8)
+    if (window.astype(bool) & face).sum() < 10:
+        return None
+    # where the new art matches the old, no change shows: close such holes (about 3 mm)
+    k = max(3, int(round(3.0 * px_mm)) | 1)
+    closed = cv2.morphologyEx(window, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
+    n, _, stats, centroids = cv2.connectedComponentsWithStats((closed & face).astype(np.uint8), connectivity=8)
+    if n < 2:
+        return None
+    bx, by = centroids[1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))]
+    best = None
+    for size, r_full in radii_px.items():
+        r = r_full / 2
+        if r + 0.5 * px_mm > lr or math.hypot(bx + x0 - lx, by + y0 - ly) + r > lr + 0.5 * px_mm:
+            continue   # not wholly on the lower disk
+        # change all over its inside, and next to none around it, on the lower disk or past its edge (a disk
+        # hanging over the edge changed the cloth there too)
+        cover, spill = _shares(closed, bx, by, r, px_mm)
+        if cover >= arrival.min_cover and spill <= arrival.max_spill and (best is None or cover - spill > best[0]):
+            best = (cover - spill, size, r_full)
+    if best is None:
+        return None
+    _, size, r_full = best
+    return size, r_full, 2 * (bx + x0 + 0.5) - 0.5, 2 * (by + y0 + 0.5) - 0.5
+
+
+def _rise(maps: FaceMaps, cx: float, cy: float, r: float, scale: float, mm: float, cfg: DetectorConfig) -> float:
+    """The rim map's mean along a circle (rectified px) plus the height map's mean over its inside (0.7 of it)."""
+    u, v, rr = (cx + 0.5) / scale - 0.5, (cy + 0.5) / scale - 0.5, r / scale
+    outline = read_rims(maps.rim, np.array([u]), np.array([v]), np.array([rr]), ray_angles(cfg.rays),
+                        cfg.rim_tolerance_mm * mm).peak.mean()
+    inside = _disk_mask(maps.height.shape, u, v, 0.7 * rr)
+    return float(outline) + (float(maps.height[inside].mean()) if inside.any() else 0.0)
+
+
+def _seam(rect: np.ndarray, cx: float, cy: float, r: float, ppm: float) -> float:
+    """The colour step across a circle (rectified px): the median over 96 rays of the largest channel's difference
+    1.5 mm inside against 1.5 mm outside."""
+    ang = np.arange(96) * (2 * math.pi / 96)
+    sides = []
+    for rr in (r - 1.5 * ppm, r + 1.5 * ppm):
+        xs = (cx + rr * np.cos(ang)).astype(np.float32)[None]
+        ys = (cy + rr * np.sin(ang)).astype(np.float32)[None]
+        sides.append(cv2.remap(rect, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+                     .reshape(-1, rect.shape[2] if rect.ndim == 3 else 1).astype(np.float64))
+    return float(np.median(np.abs(sides[0] - sides[1]).max(1)))
 
 
 def _ring_colour(rect: np.ndarray, cx: float, cy: float, r: float) -> tuple[float, float, float]:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from vision.arrival import ArrivalConfig, arrived_disks
+from vision.facemap import FaceMaps
 from vision.fit import DEFAULT_CONFIG, DiskFit
 
 RADII = {"small": 22.0, "medium": 30.0, "large": 44.0}   # rectified px at 1 px/mm
@@ -24,10 +25,24 @@ def _mask(*circles: tuple[float, float, float]) -> np.ndarray:
     return m
 
 
-def _arrivals(mask, fits=(LOWER,), reference=(LOWER,), arrival=ArrivalConfig()):
-    rect = np.full((600, 600, 3), 90, np.uint8)
-    rim = np.zeros((300, 300), np.float32)     # no outline shown: the change alone places the disk
-    return arrived_disks(mask, list(fits), list(reference), RADII, rect, rim, 2.0, 1.0, DEFAULT_CONFIG, arrival)
+def _ring_map(*circles: tuple[float, float, float]) -> np.ndarray:
+    """A rim map (2 rectified px per map px) showing outlines on the circles (full-res px)."""
+    m = np.zeros((300, 300), np.float32)
+    for x, y, r in circles:
+        cv2.circle(m, (int(round(x / 2)), int(round(y / 2))), int(round(r / 2)), 0.9, 2)
+    return m
+
+
+def _arrivals(mask, fits=(LOWER,), reference=(LOWER,), arrival=ArrivalConfig(), rim=None, reference_rim=None,
+              height=None, rect=None, reference_rect=None):
+    rect = np.full((600, 600, 3), 90, np.uint8) if rect is None else rect
+    reference_rect = np.full((600, 600, 3), 90, np.uint8) if reference_rect is None else reference_rect
+    # by default no outline shown, now or before: the change alone places the disk
+    flat = np.zeros((300, 300), np.float32)
+    maps = FaceMaps(face=flat + 1.0, rim=flat if rim is None else rim, height=flat if height is None else height)
+    before = FaceMaps(face=flat + 1.0, rim=flat if reference_rim is None else reference_rim, height=flat)
+    return arrived_disks(mask, list(fits), list(reference), RADII, rect, reference_rect, maps, before, 2.0, 1.0,
+                         DEFAULT_CONFIG, arrival)
 
 
 def test_a_small_disk_put_wholly_on_a_resting_large_one_is_found_where_the_change_is():
@@ -65,8 +80,37 @@ def test_no_disk_is_made_up(case):
     assert _arrivals(mask, fits, ref) == []
 
 
+def test_the_rim_maps_outline_places_the_disk_where_it_shows():
+    got = _arrivals(_mask((310, 294, 22)), rim=_ring_map((312, 296, 22)))
+    assert len(got) == 1 and math.hypot(got[0].cx - 312, got[0].cy - 296) < 1.5 and got[0].rim_fraction > 0.5
+
+
+def _disk_image(*circles):
+    """A rectified frame: a grey lower face, with disks (x, y, r, grey level) on it."""
+    img = np.full((600, 600, 3), 90, np.uint8)
+    for x, y, r, level in circles:
+        cv2.circle(img, (x, y), r, (level, level, level), -1)
+    return img
+
+
+def test_a_missed_disk_taken_off_the_one_it_lay_on_is_no_arrival():
+    """Regression: the live table's first commit had missed a small disk lying wholly on a large one; lifting it
+    off left the same change as a disk arriving there, and a disk was made up where one had just left. Its edge
+    was in the image before and is gone now."""
+    change = _mask((310, 294, 22))
+    was_there = _disk_image((310, 294, 22, 170))
+    assert _arrivals(change, reference_rect=was_there) == []
+    assert len(_arrivals(change, rect=was_there)) == 1
+    # the maps saying an outline faded and a face sank is enough to refuse it too
+    assert _arrivals(change, rect=was_there, reference_rim=_ring_map((310, 294, 22))) == []
+    raised = np.zeros((300, 300), np.float32)
+    cv2.circle(raised, (155, 147), 10, 1.0, -1)
+    assert len(_arrivals(change, rect=was_there, reference_rim=_ring_map((310, 294, 22)), height=raised)) == 1
+
+
 @pytest.mark.parametrize("bad", [dict(min_cover=1.5), dict(max_spill=-0.1), dict(rest_mm=-1.0),
-                                 dict(confidence=2.0)])
+                                 dict(confidence=2.0), dict(min_rise=3.0),
+                                 dict(min_seam_gain=300.0)])
 def test_arrival_settings_are_validated(bad):
     with pytest.raises(ValueError):
         ArrivalConfig(**bad)

@@ -12,7 +12,7 @@ several such covers, each on different disks. It measures what history does for 
 
 The stack clip (`build_stack_script`, `Sequence(..., kind="stack")`): the same, but each time a smaller free disk
 is carried wholly onto a larger one (a stack formed in play), and then another disk is put down beside the stack,
-so that the live table measures the stack again. Seen from above the upper disk looks like a ring printed in the
+so that the live table measures the stack again; before that, a stack already on the table is taken apart. Seen from above the upper disk looks like a ring printed in the
 lower one's art, the eye's commonest single-frame miss; the live table has seen it arrive.
 
 `demo_sequence(seed)` is what the web demo loops: frames render on first use and are cached, so looping is cheap.
@@ -43,7 +43,7 @@ SEQUENCE_FPS = 8.0
 class SequenceStep:
     setup: TableSetup
     stable: bool
-    event: str  # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip), "stack", "beside" (stack clip)
+    event: str  # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip), "unstack", "stack", "beside" (stack clip)
 
 
 def _overlaps(a: SynthDisk, b: SynthDisk, tol: float = 0.05) -> bool:
@@ -359,6 +359,23 @@ def _plan_stack(state: TableSetup, rng: np.random.Generator) -> tuple[SynthDisk,
     return m, t, x, y
 
 
+def _plan_unstack(state: TableSetup, rng: np.random.Generator) -> tuple[SynthDisk, float, float] | None:
+    """The top disk of a stack already on the table (lying wholly on one other, nothing on it) and a clear spot
+    to put it down: a stack the live table may never have seen form is taken apart. (mover, x_mm, y_mm)."""
+    for d in state.disks:
+        under = [o for o in state.disks if o.id != d.id and _overlaps(o, d)]
+        if d.z == 0 or len(under) != 1 or any(o.z > d.z for o in under) or any(t.on_disk == d.id for t in state.tokens):
+            continue
+        lower = under[0]
+        if math.hypot(lower.x_mm - d.x_mm, lower.y_mm - d.y_mm) + d.radius_mm > lower.radius_mm:
+            continue
+        for _ in range(200):
+            x, y = (float(v) for v in rng.uniform(d.radius_mm + 10, BATTLEFIELD_MM - d.radius_mm - 10, 2))
+            if _clear(state, x, y, d.radius_mm, {d.id}):
+                return d, x, y
+    return None
+
+
 def _plan_beside(state: TableSetup, lower: SynthDisk, away: set[str], rng: np.random.Generator
                  ) -> tuple[SynthDisk, float, float] | None:
     """A free disk (not in `away`) and where to put it beside `lower`, 0.5-3 mm from its edge: the stack on
@@ -405,7 +422,8 @@ def build_cover_script(seed: int, tier: str | TierSettings = "standard", diamete
     by a still table. Every cover is on a different pair of disks; the lower disk was fully visible at the stable
     moment before it was covered, which is what the live table's history has to work with. `stacks`: each time a
     smaller free disk is carried wholly onto a larger one instead (`_plan_stack`), and after it another free disk
-    is put down beside the new stack (`_plan_beside`), so that the stack is measured again."""
+    is put down beside the new stack (`_plan_beside`), so that the stack is measured again; first, a stack already
+    on the table is taken apart (`_plan_unstack`: a disk leaving one it lay on is not one arriving)."""
     if covers < 1:
         raise ValueError(f"covers must be >= 1, got {covers}")
     s = _clip_settings(tier, disks)
@@ -415,6 +433,11 @@ def build_cover_script(seed: int, tier: str | TierSettings = "standard", diamete
     for attempt in range(40):
         base = _clip_table(seed, s, 2000 + attempt, diameters_mm)
         plan, state, done = [], base, 0
+        unstack = _plan_unstack(state, rng) if stacks else None
+        if unstack is not None:
+            u, ux, uy = unstack
+            plan.append((u, ux, uy, "unstack"))
+            state = _with_disk(state, _settle(state, replace(u, x_mm=ux, y_mm=uy), state.disk_thickness_mm))
         for _ in range(covers):
             move = planner(state, rng)
             if move is None:
