@@ -6,7 +6,8 @@ runs on the changed parts of the frame only (each widened so that every disk tou
 inside), seeded by the previous scene, and the stacking order is then taken again over all disks (the carried
 ones bring their order as history). Change is measured against the very pixels each carried disk was measured
 on, so a disk nudged a little at each of several commits cannot drift away unseen. When much of the table
-changed (the light, a bumped camera) `detect_changed` declines and the whole frame is detected.
+changed (a lamp over part of it, a bumped camera) `detect_changed` declines and the whole frame is detected; the
+whole picture's exposure or white balance changing (a webcam adjusting itself) is no change of the table.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class ChangeConfig:
     speck_px: int = 3          # changes thinner than this (half-resolution px) are noise and JPEG, not the table
     margin_px: float = 3.0     # a disk whose rim comes this close to a change is measured again
     max_changed: float = 0.3   # a larger changed share of the frame (light, a bumped camera): detect it all
+    match_exposure: bool = True  # the whole picture brighter or tinted (the webcam's exposure) is no change
 
     def __post_init__(self) -> None:
         if not 1.0 <= self.level <= 255.0:
@@ -92,9 +94,19 @@ def reference_for(reference_rect: np.ndarray, detection: Detection, track_ids: M
 
 
 def change_mask(rect: np.ndarray, reference: np.ndarray, change: ChangeConfig = DEFAULT_CHANGE) -> np.ndarray:
-    """Half-resolution 0/1 map of where `rect` differs from `reference` (same shape, both rectified BGR)."""
+    """Half-resolution 0/1 map of where `rect` differs from `reference` (same shape, both rectified BGR). A change
+    of the whole picture's exposure or white balance (a webcam's automatic exposure, a cloud) is not a change of
+    the table: each channel of the reference is first brought to the frame's by the median ratio of the two, which
+    the table's unchanged pixels (most of them) set."""
     a = cv2.resize(rect, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     b = cv2.resize(reference, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    if a.ndim == 3 and change.match_exposure:
+        a32, b32 = a[::4, ::4].reshape(-1, 3).astype(np.float32), b[::4, ::4].reshape(-1, 3).astype(np.float32)
+        lit = (b32.min(1) > 20) & (a32.min(1) > 20)     # ratios of near-black pixels are noise
+        if lit.sum() > 100:
+            gain = np.median(a32[lit] / b32[lit], axis=0)
+            if np.abs(gain - 1.0).max() > 0.02:
+                b = cv2.convertScaleAbs(b.astype(np.float32) * gain.astype(np.float32).reshape(1, 1, 3))
     d = cv2.absdiff(a, b)
     if d.ndim == 3:
         d = cv2.max(cv2.max(d[..., 0], d[..., 1]), d[..., 2])

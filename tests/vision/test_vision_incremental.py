@@ -87,15 +87,28 @@ def test_a_disk_put_on_another_is_stacked_on_it(x, y):
     assert top.size == "small" and large.size == "large" and top.z > large.z
 
 
-@pytest.mark.parametrize("change", ["light", "size"])
+@pytest.mark.parametrize("change", ["lamp over half the table", "size"])
 def test_a_changed_light_or_frame_declines_so_the_whole_frame_is_detected(change):
     cal, sizes, tracker, scene, ref = _committed(TABLE)
     frame = draw_table(TABLE, 5)
-    if change == "light":
-        frame = (frame.astype(np.float32) * 0.55).astype(np.uint8)
-    else:
+    if change == "size":
         frame = frame[:900, :900]
+    else:
+        frame = frame.copy()
+        frame[:, : frame.shape[1] // 2] = (frame[:, : frame.shape[1] // 2].astype(np.float32) * 0.55).astype(np.uint8)
     assert detect_changed(frame, cal, sizes, scene, ref) is None
+
+
+@pytest.mark.parametrize("gain", [(0.55, 0.55, 0.55), (1.25, 1.1, 0.9)])
+def test_the_webcams_exposure_or_white_balance_changing_is_no_change_of_the_table(gain):
+    """Regression: a whole picture darker (automatic exposure) declined the changed-parts detection and the whole
+    frame was detected again, losing what only history knew (disks seen arriving wholly on others)."""
+    cal, sizes, tracker, scene, ref = _committed(TABLE)
+    frame = np.clip(draw_table(TABLE, 5).astype(np.float32) * np.array(gain, np.float32), 0, 255).astype(np.uint8)
+    res = detect_changed(frame, cal, sizes, scene, ref)
+    assert res is not None and res.changed_share < 0.01 and res.carried == len(TABLE)
+    assert sorted((d.id, d.x_mm, d.y_mm, d.z) for d in res.detection.scene.disks) == \
+        sorted((d.id, d.x_mm, d.y_mm, d.z) for d in scene.disks)
 
 
 def test_the_reference_keeps_the_pixels_each_carried_disk_was_measured_on():
