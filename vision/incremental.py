@@ -93,20 +93,36 @@ def reference_for(reference_rect: np.ndarray, detection: Detection, track_ids: M
     return Reference(reference_rect, tuple(fits), detection.maps)
 
 
+def exposure_gain(rect: np.ndarray, reference: np.ndarray, change: ChangeConfig = DEFAULT_CHANGE
+                  ) -> np.ndarray | None:
+    """Per channel, how much brighter `rect` is than `reference` all over (the median ratio of the two, which the
+    table's unchanged pixels, most of them, set), or None when that is within 2 % (or not asked for): a change of
+    the whole picture's exposure or white balance (a webcam adjusting itself, a cloud) is not a change of the
+    table."""
+    if rect.ndim != 3 or not change.match_exposure:
+        return None
+    a = rect[::8, ::8].reshape(-1, 3).astype(np.float32)
+    b = reference[::8, ::8].reshape(-1, 3).astype(np.float32)
+    lit = (a.min(1) > 20) & (b.min(1) > 20)      # ratios of near-black pixels are noise
+    if lit.sum() < 100:
+        return None
+    gain = np.median(a[lit] / b[lit], axis=0)
+    return gain if np.abs(gain - 1.0).max() > 0.02 else None
+
+
+def matched(reference: np.ndarray, gain: np.ndarray | None) -> np.ndarray:
+    """`reference` brought to another exposure (`exposure_gain`)."""
+    if gain is None:
+        return reference
+    return cv2.convertScaleAbs(reference.astype(np.float32) * gain.astype(np.float32).reshape(1, 1, 3))
+
+
 def change_mask(rect: np.ndarray, reference: np.ndarray, change: ChangeConfig = DEFAULT_CHANGE) -> np.ndarray:
-    """Half-resolution 0/1 map of where `rect` differs from `reference` (same shape, both rectified BGR). A change
-    of the whole picture's exposure or white balance (a webcam's automatic exposure, a cloud) is not a change of
-    the table: each channel of the reference is first brought to the frame's by the median ratio of the two, which
-    the table's unchanged pixels (most of them) set."""
+    """Half-resolution 0/1 map of where `rect` differs from `reference` (same shape, both rectified BGR), the
+    reference first brought to the frame's exposure (`exposure_gain`)."""
     a = cv2.resize(rect, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-    b = cv2.resize(reference, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-    if a.ndim == 3 and change.match_exposure:
-        a32, b32 = a[::4, ::4].reshape(-1, 3).astype(np.float32), b[::4, ::4].reshape(-1, 3).astype(np.float32)
-        lit = (b32.min(1) > 20) & (a32.min(1) > 20)     # ratios of near-black pixels are noise
-        if lit.sum() > 100:
-            gain = np.median(a32[lit] / b32[lit], axis=0)
-            if np.abs(gain - 1.0).max() > 0.02:
-                b = cv2.convertScaleAbs(b.astype(np.float32) * gain.astype(np.float32).reshape(1, 1, 3))
+    b = cv2.resize(matched(reference, exposure_gain(rect, reference, change)), None, fx=0.5, fy=0.5,
+                   interpolation=cv2.INTER_AREA)
     d = cv2.absdiff(a, b)
     if d.ndim == 3:
         d = cv2.max(cv2.max(d[..., 0], d[..., 1]), d[..., 2])
@@ -238,19 +254,20 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
                 if f.seed_id in carried_ids:
                     f = replace(f, seed_id=None, seed_z=None)
                 fits.append(f)
+    before = matched(reference.rect, exposure_gain(rect, reference.rect, change))   # at this frame's exposure
     if arrival is not None and mask.any():
         radii = {s: sizes.radius(s) * ppm for s in SIZE_CLASSES}
-        fits += arrived_disks(mask, fits, reference.fits, radii, rect, reference.rect,
+        fits += arrived_disks(mask, fits, reference.fits, radii, rect, before,
                               FaceMaps(face=face, rim=rim, height=height), reference.maps, scale, ppm, config, arrival)
     detection = finish_detection(FaceMaps(face=face, rim=rim, height=height), fits, rect, calibration, sizes,
                                  previous, config, unchanged=[k < len(carried) for k in range(len(fits))])
     # The next commit compares with the pixels each disk was measured on: the new frame, except under the
-    # disks carried over, which keep the reference's pixels.
+    # disks carried over, which keep the reference's pixels (at the new frame's exposure).
     ref_rect = rect.copy()
     if carried:
         keep = np.zeros(rect.shape[:2], np.uint8)
         for f in carried:
             cv2.circle(keep, (int(round(f.cx)), int(round(f.cy))), int(math.ceil(f.r_px + slack)), 1, -1)
-        cv2.copyTo(reference.rect, keep, ref_rect)
+        cv2.copyTo(before, keep, ref_rect)
     return ChangedDetection(detection, ref_rect, share, len(carried), len(boxes))
 

@@ -12,7 +12,8 @@ several such covers, each on different disks. It measures what history does for 
 
 The stack clip (`build_stack_script`, `Sequence(..., kind="stack")`): the same, but each time a smaller free disk
 is carried wholly onto a larger one (a stack formed in play), and then another disk is put down beside the stack,
-so that the live table measures the stack again; before that, a stack already on the table is taken apart. Seen from above the upper disk looks like a ring printed in the
+so that the live table measures the stack again; before that, a stack already on the table is taken apart, and
+halfway the picture's exposure settles darker. Seen from above the upper disk looks like a ring printed in the
 lower one's art, the eye's commonest single-frame miss; the live table has seen it arrive.
 
 `demo_sequence(seed)` is what the web demo loops: frames render on first use and are cached, so looping is cheap.
@@ -423,7 +424,8 @@ def build_cover_script(seed: int, tier: str | TierSettings = "standard", diamete
     moment before it was covered, which is what the live table's history has to work with. `stacks`: each time a
     smaller free disk is carried wholly onto a larger one instead (`_plan_stack`), and after it another free disk
     is put down beside the new stack (`_plan_beside`), so that the stack is measured again; first, a stack already
-    on the table is taken apart (`_plan_unstack`: a disk leaving one it lay on is not one arriving)."""
+    on the table is taken apart (`_plan_unstack`: a disk leaving one it lay on is not one arriving), and after the
+    second stack the picture's exposure settles 15 % darker."""
     if covers < 1:
         raise ValueError(f"covers must be >= 1, got {covers}")
     s = _clip_settings(tier, disks)
@@ -461,8 +463,14 @@ def build_cover_script(seed: int, tier: str | TierSettings = "standard", diamete
     clip = _ClipSteps(seed)
     state = base
     clip.still(state, 8)
+    stacked = 0
     for m, x, y, event in plan:
         state = _carry(clip, state, next(d for d in state.disks if d.id == m.id), x, y, event)
+        stacked += event == "stack"
+        if stacked == 2 and event == "beside":
+            # the webcam's exposure settles a little darker (as after a hand left the picture): what the live
+            # table has seen must outlast it
+            state = replace(state, look=replace(state.look, exposure=state.look.exposure * 0.85))
         clip.still(state, 8)
     return clip.numbered()
 
