@@ -84,7 +84,7 @@ def test_stack_clip_puts_smaller_disks_wholly_on_larger_ones(seed):
     first = {d.id: d for d in steps[0].setup.disks}
     last = {d.id: d for d in steps[-1].setup.disks}
     moved = [d for d in last.values() if math.hypot(d.x_mm - first[d.id].x_mm, d.y_mm - first[d.id].y_mm) > 1.0]
-    assert {s.event for s in steps} == {"still", "stack", "beside"}
+    assert {s.event for s in steps} <= {"still", "stack", "beside", "unstack", "restack"} and "stack" in {s.event for s in steps}
     stacked = [d for d in moved if d.z > 0]
     assert len(stacked) >= 2
     lowers = []

@@ -12,8 +12,8 @@ several such covers, each on different disks. It measures what history does for 
 
 The stack clip (`build_stack_script`, `Sequence(..., kind="stack")`): the same, but each time a smaller free disk
 is carried wholly onto a larger one (a stack formed in play), and then another disk is put down beside the stack,
-so that the live table measures the stack again; before that, a stack already on the table is taken apart, and
-halfway the picture's exposure settles darker. Seen from above the upper disk looks like a ring printed in the
+so that the live table measures the stack again; before that, a stack already on the table is taken apart and put
+back together, and halfway the picture's exposure settles darker. Seen from above the upper disk looks like a ring printed in the
 lower one's art, the eye's commonest single-frame miss; the live table has seen it arrive.
 
 `demo_sequence(seed)` is what the web demo loops: frames render on first use and are cached, so looping is cheap.
@@ -44,7 +44,7 @@ SEQUENCE_FPS = 8.0
 class SequenceStep:
     setup: TableSetup
     stable: bool
-    event: str  # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip), "unstack", "stack", "beside" (stack clip)
+    event: str  # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip), "unstack", "restack", "stack", "beside" (stack clip)
 
 
 def _overlaps(a: SynthDisk, b: SynthDisk, tol: float = 0.05) -> bool:
@@ -424,8 +424,8 @@ def build_cover_script(seed: int, tier: str | TierSettings = "standard", diamete
     moment before it was covered, which is what the live table's history has to work with. `stacks`: each time a
     smaller free disk is carried wholly onto a larger one instead (`_plan_stack`), and after it another free disk
     is put down beside the new stack (`_plan_beside`), so that the stack is measured again; first, a stack already
-    on the table is taken apart (`_plan_unstack`: a disk leaving one it lay on is not one arriving), and after the
-    second stack the picture's exposure settles 15 % darker."""
+    on the table is taken apart and put together again (`_plan_unstack`: a disk leaving one it lay on is not one
+    arriving; put back, it is), and after the second stack the picture's exposure settles 15 % darker."""
     if covers < 1:
         raise ValueError(f"covers must be >= 1, got {covers}")
     s = _clip_settings(tier, disks)
@@ -437,9 +437,9 @@ def build_cover_script(seed: int, tier: str | TierSettings = "standard", diamete
         plan, state, done = [], base, 0
         unstack = _plan_unstack(state, rng) if stacks else None
         if unstack is not None:
+            # taken off to read the disk under it, then put back where it lay
             u, ux, uy = unstack
-            plan.append((u, ux, uy, "unstack"))
-            state = _with_disk(state, _settle(state, replace(u, x_mm=ux, y_mm=uy), state.disk_thickness_mm))
+            plan += [(u, ux, uy, "unstack"), (u, u.x_mm, u.y_mm, "restack")]
         for _ in range(covers):
             move = planner(state, rng)
             if move is None:
