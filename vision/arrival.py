@@ -5,8 +5,8 @@ single frame the eye finds few of them (`benchmarks/results/misses.md`). The liv
 the lower disk before, and where the new disk came to lie, the lower disk's face changed inside a circle of a
 size class and nowhere around it. Printed art does not change between two settled tables. So, for each disk that
 rests where it was measured at the last commit, the change inside it is tested against each smaller size class: a
-circle whose inside changed nearly all over (`min_cover`) with next to no change in a ring just outside it on the
-lower disk's face (`max_spill`) is a disk that arrived there. Its centre is then fitted on the rim map where the
+circle whose inside changed nearly all over (`min_cover`) with next to no change in a ring just outside it
+(`max_spill`) is a disk that arrived there. Its centre is then fitted on the rim map where the
 map shows enough of its outline, and kept where the change put it otherwise. The same change is left by a disk
 the eye had missed lying there and taken away; but then its edge is gone from the image where an arriving disk's
 edge appears, and the maps' outline and height there fall: when both say so, it left (`min_seam_gain`,
