@@ -129,9 +129,9 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
             k = max(room, 0.0) / off
             cx, cy = low.cx + (cx - low.cx) * k, low.cy + (cy - low.cy) * k
         # an edge that appeared, not one that went (a disk the eye had missed, taken off the one it lay on)
-        if _seam(rect, cx, cy, r_full, ppm) - _seam(reference_rect, cx, cy, r_full, ppm) < arrival.min_seam_gain and \
-                _rise(maps, cx, cy, r_full, scale, mm, cfg) - _rise(reference_maps, cx, cy, r_full, scale, mm, cfg) \
-                < arrival.min_rise:
+        seam_gain = _seam(rect, cx, cy, r_full, ppm) - _seam(reference_rect, cx, cy, r_full, ppm)
+        rise = _rise(maps, cx, cy, r_full, scale, mm, cfg) - _rise(reference_maps, cx, cy, r_full, scale, mm, cfg)
+        if seam_gain < arrival.min_seam_gain and rise < arrival.min_rise:
             continue
         ring = _ring_colour(rect, cx, cy, r_full - cfg.ring_depth_mm * ppm)
         new = DiskFit(cx=float(cx), cy=float(cy), r_px=float(r_full), size=size, rim_fraction=float(shown.mean()),

@@ -258,7 +258,8 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
     if arrival is not None and mask.any():
         radii = {s: sizes.radius(s) * ppm for s in SIZE_CLASSES}
         fits += arrived_disks(mask, fits, reference.fits, radii, rect, before,
-                              FaceMaps(face=face, rim=rim, height=height), reference.maps, scale, ppm, config, arrival)
+                              FaceMaps(face=face, rim=rim, height=height), reference.maps, scale, ppm, config,
+                              arrival)
     detection = finish_detection(FaceMaps(face=face, rim=rim, height=height), fits, rect, calibration, sizes,
                                  previous, config, unchanged=[k < len(carried) for k in range(len(fits))])
     # The next commit compares with the pixels each disk was measured on: the new frame, except under the

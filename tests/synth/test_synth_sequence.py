@@ -84,7 +84,8 @@ def test_stack_clip_puts_smaller_disks_wholly_on_larger_ones(seed):
     first = {d.id: d for d in steps[0].setup.disks}
     last = {d.id: d for d in steps[-1].setup.disks}
     moved = [d for d in last.values() if math.hypot(d.x_mm - first[d.id].x_mm, d.y_mm - first[d.id].y_mm) > 1.0]
-    assert {s.event for s in steps} <= {"still", "stack", "beside", "unstack", "restack"} and "stack" in {s.event for s in steps}
+    events = {s.event for s in steps}
+    assert events <= {"still", "stack", "beside", "unstack", "restack"} and "stack" in events
     stacked = [d for d in moved if d.z > 0]
     assert len(stacked) >= 2
     lowers = []
@@ -97,7 +98,8 @@ def test_stack_clip_puts_smaller_disks_wholly_on_larger_ones(seed):
         lowers.append(lower)
     # the others were put down beside a stack, clear of every disk: 0.5-3 mm from a lower disk's edge
     for d in (d for d in moved if d.z == 0):
-        gaps = [math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) - o.radius_mm - d.radius_mm for o in lowers if o.id != d.id]
+        gaps = [math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) - o.radius_mm - d.radius_mm
+                for o in lowers if o.id != d.id]
         assert 0.4 <= min(gaps) <= 3.1
         assert all(math.hypot(o.x_mm - d.x_mm, o.y_mm - d.y_mm) >= o.radius_mm + d.radius_mm + 0.4
                    for o in last.values() if o.id != d.id and o.z == 0)   # (it may since carry a stack)

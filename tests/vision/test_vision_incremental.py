@@ -95,7 +95,8 @@ def test_a_changed_light_or_frame_declines_so_the_whole_frame_is_detected(change
         frame = frame[:900, :900]
     else:
         frame = frame.copy()
-        frame[:, : frame.shape[1] // 2] = (frame[:, : frame.shape[1] // 2].astype(np.float32) * 0.55).astype(np.uint8)
+        half = frame.shape[1] // 2
+        frame[:, :half] = (frame[:, :half].astype(np.float32) * 0.55).astype(np.uint8)
     assert detect_changed(frame, cal, sizes, scene, ref) is None
 
 

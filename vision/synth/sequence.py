@@ -13,8 +13,8 @@ several such covers, each on different disks. It measures what history does for 
 The stack clip (`build_stack_script`, `Sequence(..., kind="stack")`): the same, but each time a smaller free disk
 is carried wholly onto a larger one (a stack formed in play), and then another disk is put down beside the stack,
 so that the live table measures the stack again; before that, a stack already on the table is taken apart and put
-back together, and halfway the picture's exposure settles darker. Seen from above the upper disk looks like a ring printed in the
-lower one's art, the eye's commonest single-frame miss; the live table has seen it arrive.
+back together, and halfway the picture's exposure settles darker. Seen from above the upper disk looks like a
+ring printed in the lower one's art, the eye's commonest single-frame miss; the live table has seen it arrive.
 
 `demo_sequence(seed)` is what the web demo loops: frames render on first use and are cached, so looping is cheap.
 """
@@ -44,7 +44,9 @@ SEQUENCE_FPS = 8.0
 class SequenceStep:
     setup: TableSetup
     stable: bool
-    event: str  # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip), "unstack", "restack", "stack", "beside" (stack clip)
+    # "still", "flip", "lift", "casualty" (game clip), "cover" (cover clip), "unstack", "restack", "stack", "beside"
+    # (stack clip)
+    event: str
 
 
 def _overlaps(a: SynthDisk, b: SynthDisk, tol: float = 0.05) -> bool:
