@@ -1,7 +1,8 @@
 """A detected scene against the true one: which detection found which true disk, and where they disagree.
 
 One matching for the detector benchmarks (`benchmarks/eval_vision.py`) and the web demo's truth overlay: greedy
-by centre distance, within a quarter of the true radius, disks at least 25 % visible claiming first. What the
+by centre distance, within a quarter of the true radius, disks at least 25 % visible claiming first, then
+detections of the true disk's size. What the
 camera got wrong, in the players' words:
 - a *missed* disk: a true disk no detection found;
 - a *phantom* disk: a detection that found no true disk;
@@ -38,17 +39,19 @@ def _counted(truth: Scene) -> list[Disk]:
 def match(truth: Scene, detected: Scene) -> dict[str, str]:
     """Detected id -> true id: greedy by distance, within a quarter of the true radius; true disks at least 25 %
     visible first (a detection of the top disk of a near-centred stack is that disk's, not the hidden one's
-    below, even when the hidden one's centre lies nearer)."""
+    below, even when the hidden one's centre lies nearer), then a detection of the true disk's size first (of a
+    medium disk lying near-centred on a large one, the medium detection is the medium disk's: matched by distance
+    alone, the two could be swapped and a right stacking order scored wrong)."""
     pairs = []
     for t in _counted(truth):
         hidden = int(visible_fraction(t) < HIDDEN_BELOW)
         for d in detected.disks:
             dist = math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm)
             if dist <= MATCH_RADIUS_SHARE * t.radius_mm:
-                pairs.append((hidden, dist, d.id, t.id))
+                pairs.append((hidden, int(d.size != t.size), dist, d.id, t.id))
     pairs.sort()
     used_d, used_t, out = set(), set(), {}
-    for _, _, did, tid in pairs:
+    for _, _, _, did, tid in pairs:
         if did in used_d or tid in used_t:
             continue
         used_d.add(did)

@@ -75,3 +75,14 @@ def test_a_disagreement_names_a_known_kind_and_reads_as_json():
     doc = Disagreement("missed", ("a",), (), 1.234, 2.0, 22.0, hidden=True).to_json()
     assert doc == {"kind": "missed", "truth_ids": ["a"], "detected_ids": [], "x_mm": 1.23, "y_mm": 2.0,
                    "radius_mm": 22.0, "hidden": True}
+
+
+def test_a_near_centred_stack_is_matched_size_for_size():
+    """Regression: a medium disk lying near-centred on a large one, both found and ordered right, was scored as
+    ordered wrong: matched by distance alone, the medium detection (nearer the large disk's true centre) took the
+    large disk and the large detection the medium one."""
+    truth = Scene(disks=(Disk("large", 300.0, 300.0, 44.0, size="large"),
+                         Disk("medium", 300.2, 300.0, 32.0, z=1, size="medium")))
+    det = detected(Disk("dm", 299.6, 300.0, 32.0, z=1, size="medium"), Disk("dl", 301.0, 300.5, 44.0, size="large"))
+    assert match(truth, det) == {"dm": "medium", "dl": "large"}
+    assert disagreements(truth, det) == []
