@@ -107,6 +107,16 @@ def test_a_missed_disk_taken_off_the_one_it_lay_on_is_no_arrival():
     assert len(_arrivals(change, reference_rim=_ring_map(circle))) == 1
 
 
+def test_chips_of_one_size_are_not_looked_for_on_each_other():
+    """A chip of the same size cannot lie wholly on another: with every class one size, nothing is looked for."""
+    rect = np.full((600, 600, 3), 90, np.uint8)
+    flat = np.zeros((300, 300), np.float32)
+    maps = FaceMaps(face=flat + 1.0, rim=flat, height=flat)
+    one = {"small": 44.0, "medium": 44.0, "large": 44.0}
+    assert arrived_disks(_mask((300, 300, 40)), [LOWER], [LOWER], one, rect, rect, maps, maps, 2.0, 1.0,
+                         DEFAULT_CONFIG) == []
+
+
 @pytest.mark.parametrize("bad", [dict(min_cover=1.5), dict(max_spill=-0.1), dict(rest_mm=-1.0),
                                  dict(confidence=2.0), dict(min_rise=3.0),
                                  dict(min_seam_gain=300.0)])
