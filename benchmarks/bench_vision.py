@@ -298,21 +298,20 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
         lines += [f"## History (clips, tier {args.tier}, gate seeds " + ", ".join(map(str, args.clip_seed_list)) +
                   "; last frame of each stable moment, exact calibration)", ""] + _history_table(hist)
     if cover:
-        lines += [f"## History on partly covered disks (cover clips, tier {args.tier}, gate seeds " +
-                  ", ".join(map(str, args.cover_seed_list)) + "; last frame of each stable moment, exact "
-                  "calibration)", "",
-                  "Each clip: a still table, then (up to) 4 times a disk carried by hand onto another one so that "
-                  "the lower disk stays 25-50 % visible, each move followed by a still table "
-                  "(`vision.synth.sequence.build_cover_script`). A covered disk counts at every later stable "
-                  "moment too.", ""] + _history_table(cover)
+        lines += _clip_section(
+            "History on partly covered disks (cover clips", args.tier, args.cover_seed_list,
+            "Each clip: a still table, then (up to) 4 times a disk carried by hand onto another one so that the lower "
+            "disk stays 25-50 % visible, each move followed by a still table "
+            "(`vision.synth.sequence.build_cover_script`). A covered disk counts at every later stable moment too.",
+            cover)
     if stack:
-        lines += [f"## History on stacks formed in play (stack clips, tier {args.tier}, gate seeds " +
-                  ", ".join(map(str, args.stack_seed_list)) + "; last frame of each stable moment, exact "
-                  "calibration)", "",
-                  "Each clip: a still table, then (up to) 4 times a smaller disk carried by hand wholly onto a "
-                  "larger one, each move followed by a still table (`vision.synth.sequence.build_stack_script`). "
-                  "The live table looks for disks seen arriving (`vision.arrival`); the whole frame seeded by "
-                  "history does not.", ""] + _history_table(stack)
+        lines += _clip_section(
+            "History on stacks formed in play (stack clips", args.tier, args.stack_seed_list,
+            "Each clip: a still table; a stack already there taken apart and put back; then (up to) 4 times a "
+            "smaller disk carried by hand wholly onto a larger one and another disk put down beside the new stack, "
+            "each move followed by a still table, the picture's exposure settling 15 % darker halfway "
+            "(`vision.synth.sequence.build_stack_script`). The live table looks for disks seen arriving "
+            "(`vision.arrival`); the whole frame seeded by history does not.", stack)
     for (kind, family), tallies in (in_families or {}).items():
         seeds = args.world_seed_lists[kind]
         lines += [f"## {kind.capitalize()} clips in the rooms of `{family}` (tier {args.tier}, world gate seeds " +
@@ -320,6 +319,12 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   "The same clips dressed in the family's room: its cloth, light, disk art and borders, sizes and "
                   "camera (`Sequence(..., family=...)`).", ""] + _history_table(tallies)
     return "\n".join(lines)
+
+
+def _clip_section(title: str, tier: str, seeds: list[int], about: str, tallies: dict) -> list[str]:
+    """A markdown section of one clip kind's history tallies."""
+    return [f"## {title}, tier {tier}, gate seeds " + ", ".join(map(str, seeds)) +
+            "; last frame of each stable moment, exact calibration)", "", about, ""] + _history_table(tallies)
 
 
 def _history_table(hist: dict) -> list[str]:
