@@ -120,9 +120,13 @@ def matched(reference: np.ndarray, gain: np.ndarray | None) -> np.ndarray:
 def change_mask(rect: np.ndarray, reference: np.ndarray, change: ChangeConfig = DEFAULT_CHANGE) -> np.ndarray:
     """Half-resolution 0/1 map of where `rect` differs from `reference` (same shape, both rectified BGR), the
     reference first brought to the frame's exposure (`exposure_gain`)."""
+    return _changed(rect, matched(reference, exposure_gain(rect, reference, change)), change)
+
+
+def _changed(rect: np.ndarray, reference: np.ndarray, change: ChangeConfig) -> np.ndarray:
+    """`change_mask` of a reference already at the frame's exposure."""
     a = cv2.resize(rect, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-    b = cv2.resize(matched(reference, exposure_gain(rect, reference, change)), None, fx=0.5, fy=0.5,
-                   interpolation=cv2.INTER_AREA)
+    b = cv2.resize(reference, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     d = cv2.absdiff(a, b)
     if d.ndim == 3:
         d = cv2.max(cv2.max(d[..., 0], d[..., 1]), d[..., 2])
@@ -167,7 +171,8 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
     for)."""
     if reference.rect.shape != rect.shape:
         return None
-    mask = change_mask(rect, reference.rect, change)
+    before = matched(reference.rect, exposure_gain(rect, reference.rect, change))   # at this frame's exposure
+    mask = _changed(rect, before, change)
     share = float(mask.mean())
     if share > change.max_changed:
         return None
@@ -254,7 +259,6 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
                 if f.seed_id in carried_ids:
                     f = replace(f, seed_id=None, seed_z=None)
                 fits.append(f)
-    before = matched(reference.rect, exposure_gain(rect, reference.rect, change))   # at this frame's exposure
     if arrival is not None and mask.any():
         radii = {s: sizes.radius(s) * ppm for s in SIZE_CLASSES}
         fits += arrived_disks(mask, fits, reference.fits, radii, rect, before,
