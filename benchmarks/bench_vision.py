@@ -27,6 +27,10 @@ carried wholly onto a larger one at each move; the row "disks put on another sin
 of them each path finds (the live table's looks for disks seen arriving, `vision.arrival`).
 `--families F1,F2`: the game, cover and stack clips played again in those families' rooms of the randomized world
 (`Sequence(..., family=...)`: cloth, light, art, borders, sizes, camera), on their world gate seeds.
+`--seeds tuning` plays the clips on tuning seeds instead (where the live table's settings are chosen), and
+`--arrival SETTING=VALUE` (or `off`) and `--no-exposure-match` change the live table's settings, so that each
+choice of `vision.arrival` and `vision.incremental` can be rerun, e.g.
+`--seeds tuning --clip-seeds 0 --cover-seeds 0 --speed-seeds 0 --live-seeds 0 --stack-seeds 4 --arrival rest_mm=1`.
 """
 
 from __future__ import annotations
@@ -143,10 +147,12 @@ def live(seeds, tier: str, log, disks_per_table: int | None = None) -> dict:
     return {"per_frame": per_frame, "commits": commits, "whole": whole, "changed": changed, "disks": disks}
 
 
-def history(seeds, tier: str, log, kind: str = "game", family: str | None = None) -> dict:
+def history(seeds, tier: str, log, kind: str = "game", family: str | None = None, live_settings: dict | None = None
+            ) -> dict:
     """Play clips of `kind` (`vision.synth.sequence.CLIP_KINDS`) through the pipeline with history and from the
     single frame; tallies scored at the last frame of every stable moment. `family`: played in that family's rooms
-    of the randomized world (default: the classic look)."""
+    of the randomized world (default: the classic look). `live_settings`: keyword arguments for the live table's
+    `detect_changed` (`arrival`, `change`)."""
     from eval_vision import match
     from vision.scene_match import visible_fraction
     from vision.detect import detect_frame, locate_disks, sizes_for
@@ -177,7 +183,8 @@ def history(seeds, tier: str, log, kind: str = "game", family: str | None = None
             _score(tallies["history"], truth, scene, match, seen, arrived)
             # As the live table does: the whole frame (in two passes) at the first commit, then only where the
             # table changed.
-            changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference)
+            changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference,
+                                                                         **(live_settings or {}))
             det = changed.detection if changed is not None else \
                 locate_disks(rect, cal, sizes, live_previous, passes=PipelineConfig().whole_passes)
             live_previous = live_tracker.update(det.scene)
@@ -295,7 +302,8 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   f"| - later commits (the changed parts only) | {len(lv['changed'])}, median "
                   f"{_median(lv['changed']):.1f} ms, max {_max(lv['changed']):.1f} ms |", ""]
     if hist:
-        lines += [f"## History (clips, tier {args.tier}, gate seeds " + ", ".join(map(str, args.clip_seed_list)) +
+        lines += [f"## History (clips, tier {args.tier}, {args.seeds} seeds "
+                  + ", ".join(map(str, args.clip_seed_list)) +
                   "; last frame of each stable moment, exact calibration)", ""] + _history_table(hist)
     if cover:
         lines += _clip_section(
@@ -303,7 +311,7 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
             "Each clip: a still table, then (up to) 4 times a disk carried by hand onto another one so that the lower "
             "disk stays 25-50 % visible, each move followed by a still table "
             "(`vision.synth.sequence.build_cover_script`). A covered disk counts at every later stable moment too.",
-            cover)
+            cover, args.seeds)
     if stack:
         lines += _clip_section(
             "History on stacks formed in play (stack clips", args.tier, args.stack_seed_list,
@@ -311,19 +319,21 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
             "smaller disk carried by hand wholly onto a larger one and another disk put down beside the new stack, "
             "each move followed by a still table, the picture's exposure settling 15 % darker halfway "
             "(`vision.synth.sequence.build_stack_script`). The live table looks for disks seen arriving "
-            "(`vision.arrival`); the whole frame seeded by history does not.", stack)
+            "(`vision.arrival`); the whole frame seeded by history does not.", stack, args.seeds)
     for (kind, family), tallies in (in_families or {}).items():
         seeds = args.world_seed_lists[kind]
-        lines += [f"## {kind.capitalize()} clips in the rooms of `{family}` (tier {args.tier}, world gate seeds " +
+        lines += [f"## {kind.capitalize()} clips in the rooms of `{family}` (tier {args.tier}, world {args.seeds} "
+                  "seeds " +
                   ", ".join(map(str, seeds)) + ")", "",
                   "The same clips dressed in the family's room: its cloth, light, disk art and borders, sizes and "
                   "camera (`Sequence(..., family=...)`).", ""] + _history_table(tallies)
     return "\n".join(lines)
 
 
-def _clip_section(title: str, tier: str, seeds: list[int], about: str, tallies: dict) -> list[str]:
+def _clip_section(title: str, tier: str, seeds: list[int], about: str, tallies: dict, word: str = "gate"
+                  ) -> list[str]:
     """A markdown section of one clip kind's history tallies."""
-    return [f"## {title}, tier {tier}, gate seeds " + ", ".join(map(str, seeds)) +
+    return [f"## {title}, tier {tier}, {word} seeds " + ", ".join(map(str, seeds)) +
             "; last frame of each stable moment, exact calibration)", "", about, ""] + _history_table(tallies)
 
 
@@ -366,6 +376,13 @@ def main(argv=None) -> int:
     p.add_argument("--live-disks", type=int, default=40,
                    help="disks on the live clips' tables (default 40; 0: the calm 14-18 of the history clips)")
     p.add_argument("--tier", default="standard", choices=["easy", "standard", "hard"])
+    p.add_argument("--seeds", default="gate", choices=["gate", "tuning"],
+                   help="the clips' seeds: gate (reporting; default) or tuning (where the live table's settings are "
+                        "chosen); the speed tables are always on gate seeds")
+    p.add_argument("--arrival", action="append", default=[], metavar="SETTING=VALUE|off",
+                   help="a `vision.arrival.ArrivalConfig` setting for the live table (repeatable), or off")
+    p.add_argument("--no-exposure-match", action="store_true",
+                   help="the live table compares commits without bringing them to one exposure")
     p.add_argument("--out", type=Path, help="write the markdown here")
     args = p.parse_args(argv)
     for name in ("speed_seeds", "clip_seeds", "cover_seeds", "stack_seeds", "live_seeds"):
@@ -375,21 +392,39 @@ def main(argv=None) -> int:
         p.error("--disks must be >= 1")
     if args.live_disks != 0 and not 2 <= args.live_disks <= 60:
         p.error("--live-disks must be 0 or within 2..60")
+    from vision.arrival import ArrivalConfig
+    from vision.incremental import ChangeConfig
+    from vision.synth.seeds import TUNING_SEEDS, WORLD_TUNING_SEEDS
+    from vision.synth.world import FAMILIES
+
+    try:
+        arrival = None if args.arrival == ["off"] else ArrivalConfig(**{
+            k: float(v) for k, _, v in (a.partition("=") for a in args.arrival)})
+    except (TypeError, ValueError) as exc:
+        p.error(f"--arrival: {exc}")
+    live_settings = {"arrival": arrival, "change": ChangeConfig(match_exposure=not args.no_exposure_match)}
+    args.family_list = [f for f in args.families.split(",") if f]
+    unknown = [f for f in args.family_list if f not in FAMILIES]
+    if unknown:
+        p.error(f"--families: unknown family {unknown[0]!r}")
+    clip_seeds, world_seeds = (GATE_SEEDS, WORLD_GATE_SEEDS) if args.seeds == "gate" else \
+        (TUNING_SEEDS, WORLD_TUNING_SEEDS)
     cv2.setNumThreads(1)
     args.speed_seed_list = list(GATE_SEEDS[: args.speed_seeds])
-    args.clip_seed_list = list(GATE_SEEDS[-args.clip_seeds:]) if args.clip_seeds else []
-    args.cover_seed_list = list(GATE_SEEDS[: args.cover_seeds])
-    args.stack_seed_list = list(GATE_SEEDS[: args.stack_seeds])
+    args.clip_seed_list = list(clip_seeds[-args.clip_seeds:]) if args.clip_seeds else []
+    args.cover_seed_list = list(clip_seeds[: args.cover_seeds])
+    args.stack_seed_list = list(clip_seeds[: args.stack_seeds])
     args.live_seed_list = list(GATE_SEEDS[-args.live_seeds:]) if args.live_seeds else []
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     sp = speed(args.speed_seed_list, args.disks, log) if args.speed_seeds else None
-    hist = history(args.clip_seed_list, args.tier, log) if args.clip_seeds else None
-    cover = history(args.cover_seed_list, args.tier, log, kind="cover") if args.cover_seeds else None
-    stack = history(args.stack_seed_list, args.tier, log, kind="stack") if args.stack_seeds else None
-    args.family_list = [f for f in args.families.split(",") if f]
+    hist = history(args.clip_seed_list, args.tier, log, live_settings=live_settings) if args.clip_seeds else None
+    cover = history(args.cover_seed_list, args.tier, log, "cover", live_settings=live_settings) \
+        if args.cover_seeds else None
+    stack = history(args.stack_seed_list, args.tier, log, "stack", live_settings=live_settings) \
+        if args.stack_seeds else None
     counts = {"game": args.clip_seeds, "cover": args.cover_seeds, "stack": args.stack_seeds}
-    args.world_seed_lists = {k: list(WORLD_GATE_SEEDS[:n]) for k, n in counts.items()}
-    in_families = {(kind, f): history(args.world_seed_lists[kind], args.tier, log, kind=kind, family=f)
+    args.world_seed_lists = {k: list(world_seeds[:n]) for k, n in counts.items()}
+    in_families = {(kind, f): history(args.world_seed_lists[kind], args.tier, log, kind, f, live_settings)
                    for f in args.family_list for kind, n in counts.items() if n}
     lv = live(args.live_seed_list, args.tier, log, args.live_disks or None) if args.live_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])

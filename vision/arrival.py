@@ -39,16 +39,15 @@ class ArrivalConfig:
     rest_mm: float = 3.0         # the lower disk lies within this of where it was measured: it rests (its fit
                                  # wanders 1.5-3 mm between commits on blurred hard-tier tuning clips; a disk
                                  # moved further changes its whole face, which `max_spill` refuses; at 1 mm the
-                                 # hard tier found 33 instead of 47 of 60 on one family, the standard tier the same)
+                                 # hard tier's tuning clips found 33 instead of 47 of 60 in one family's rooms)
     rim_share: float = 0.3       # share of its outline the rim map must show for its centre to be fitted there
     max_shift_mm: float = 3.0    # the rim fit may move the centre the change gave this far
     # A disk the eye had missed, taken off the one it lay on, leaves the same change as one put there. Where one
     # arrived, its edge shows in the image where the lower disk's art ran on before, and the maps' outline and
     # height grow; where one left, they go. It is taken for one that left when both say so: the colour step across
     # the circle (median over rays, 1.5 mm either side) grew by less than `min_seam_gain`, and the rim map's mean
-    # along the circle plus the height map's over its inside by less than `min_rise`. On the tuning seeds' stack
-    # clips either alone refused disks put on others with a faint edge or faint maps (171 of 200 found, both
-    # required: 179, one disk made up at one moment).
+    # along the circle plus the height map's over its inside by less than `min_rise`. Either alone refused disks
+    # put on others with a faint edge or faint maps (benchmarks/results/vision.md).
     min_seam_gain: float = 0.0
     min_rise: float = 0.0
     confidence: float = 0.8      # the new disk's reported confidence
