@@ -6,11 +6,13 @@ the lower disk before, and where the new disk came to lie, the lower disk's face
 size class and nowhere around it. Printed art does not change between two settled tables. So, for each disk that
 rests where it was measured at the last commit, the change inside it is tested against each smaller size class: a
 circle whose inside changed nearly all over (`min_cover`) with next to no change in a ring just outside it
-(`max_spill`) is a disk that arrived there. Its centre is then fitted on the rim map where the
-map shows enough of its outline, and kept where the change put it otherwise. The same change is left by a disk
-the eye had missed lying there and taken away; but then its edge is gone from the image where an arriving disk's
-edge appears, and the maps' outline and height there fall: when both say so, it left (`min_seam_gain`,
-`min_rise`).
+(`max_spill`) is a disk that arrived there. Where the new disk's art matches the face it covers (disks of one unit
+share their art) only its border changes: the change's enclosed holes are filled, and each circle is placed where
+it fits the change best while lying wholly on the lower disk, not at the change's centroid. Its centre is then
+fitted on the rim map where the map shows enough of its outline, and kept where the change put it otherwise.
+The same change is left by a disk the eye had missed lying there and taken away; but then its edge is gone from
+the image where an arriving disk's edge appears, and the maps' outline and height there fall: when both say so,
+it left (`min_seam_gain`, `min_rise`).
 
 Not looked for: a disk the previous scene had there (it left, or was lifted and put back: the eye's history rule
 judges it), one already found, and disks arriving partly off the lower disk (the eye sees their open outline).
@@ -67,6 +69,7 @@ class ArrivalConfig:
 
 DEFAULT_ARRIVAL = ArrivalConfig()
 _INNER_MM, _RING_MM = 1.5, (1.5, 4.0)
+_HANGS_OVER = 0.05   # a placement off the lower disk scoring this much better: the disk hangs over its edge
 INSIDE_MM = 1.5  # an arrived disk's outline lies at least this far inside the lower one's (vision.stacking reads
                  # a circle within its `lens_inside_mm`, 1 mm, of the other's outline as crossing it)
 
@@ -76,17 +79,6 @@ def _disk_mask(shape: tuple[int, int], cx: float, cy: float, r: float) -> np.nda
     h, w = shape
     y, x = np.ogrid[:h, :w]
     return ((x - cx) ** 2 + (y - cy) ** 2 <= r * r)
-
-
-def _shares(changed: np.ndarray, cx: float, cy: float, r: float, px_mm: float) -> tuple[float, float]:
-    """(cover, spill) of a circle (half-resolution px) on `changed`: its inside that changed, and the ring just
-    outside it that changed."""
-    inside = _disk_mask(changed.shape, cx, cy, max(r - _INNER_MM * px_mm, 1.0))
-    ring = (_disk_mask(changed.shape, cx, cy, r + _RING_MM[1] * px_mm)
-            & ~_disk_mask(changed.shape, cx, cy, r + _RING_MM[0] * px_mm))
-    cover = float(changed[inside].mean()) if inside.any() else 0.0
-    spill = float(changed[ring].mean()) if ring.sum() >= 8 else 1.0
-    return cover, spill
 
 
 def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Sequence[DiskFit],
@@ -146,38 +138,77 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
 def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_mm: float, arrival: ArrivalConfig
                 ) -> tuple[str, float, float, float] | None:
     """(size, radius, cx, cy) in rectified px of a circle of a size class that changed on the face of `low` and
-    hardly around it, or None. `mask`: the half-resolution change map; `px_mm`: its px per mm."""
+    hardly around it, or None. `mask`: the half-resolution change map; `px_mm`: its px per mm.
+
+    Each size class's circle is placed where its cover less its spill is highest among the centres that keep it
+    wholly on the lower disk (a matched filter on the change map). The change blob's centroid is not its centre:
+    where the new disk's art matches the old face no change shows, and its shadow changes one side of it."""
     lx, ly, lr = (low.cx + 0.5) / 2 - 0.5, (low.cy + 0.5) / 2 - 0.5, low.r_px / 2
     grow = int(math.ceil(_RING_MM[1] * px_mm)) + 3     # the ring around a circle may reach past the lower disk
     x0, y0 = max(int(lx - lr) - grow, 0), max(int(ly - lr) - grow, 0)
     x1, y1 = min(int(lx + lr) + grow + 1, mask.shape[1]), min(int(ly + lr) + grow + 1, mask.shape[0])
     if x1 - x0 < 4 or y1 - y0 < 4:
         return None
-    face = _disk_mask((y1 - y0, x1 - x0), lx - x0, ly - y0, lr - 0.5 * px_mm)
+    shape = (y1 - y0, x1 - x0)
+    face = _disk_mask(shape, lx - x0, ly - y0, lr - 0.5 * px_mm)
     window = mask[y0:y1, x0:x1].astype(np.uint8)
     if (window.astype(bool) & face).sum() < 10:
         return None
     # where the new art matches the old, no change shows: close such holes (about 3 mm)
     k = max(3, int(round(3.0 * px_mm)) | 1)
-    closed = cv2.morphologyEx(window, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
-    n, _, stats, centroids = cv2.connectedComponentsWithStats((closed & face).astype(np.uint8), connectivity=8)
-    if n < 2:
-        return None
-    bx, by = centroids[1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))]
+    closed = _fill_holes(cv2.morphologyEx(window, cv2.MORPH_CLOSE,
+                                          cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))).astype(np.float32)
+    in_view = np.ones(shape, np.float32)   # a window cut by the frame's edge: shares of what is in view
     best = None
     for size, r_full in radii_px.items():
         r = r_full / 2
-        if r + 0.5 * px_mm > lr or math.hypot(bx + x0 - lx, by + y0 - ly) + r > lr + 0.5 * px_mm:
-            continue   # not wholly on the lower disk
+        if r + 0.5 * px_mm > lr:
+            continue
+        reach = lr + 0.5 * px_mm - r     # centres this close to the lower one's keep the circle wholly on it
         # change all over its inside, and next to none around it, on the lower disk or past its edge (a disk
         # hanging over the edge changed the cloth there too)
-        cover, spill = _shares(closed, bx, by, r, px_mm)
-        if cover >= arrival.min_cover and spill <= arrival.max_spill and (best is None or cover - spill > best[0]):
-            best = (cover - spill, size, r_full)
+        cover = _share_map(closed, in_view, _kernel(max(r - _INNER_MM * px_mm, 1.0)), unseen=0.0)
+        spill = _share_map(closed, in_view, _kernel(r + _RING_MM[1] * px_mm, r + _RING_MM[0] * px_mm), unseen=1.0)
+        score = cover - spill
+        shown = (cover >= arrival.min_cover) & (spill <= arrival.max_spill)
+        ok = shown & _disk_mask(shape, lx - x0, ly - y0, reach)
+        if not ok.any():
+            continue
+        top = float(score[ok].max())
+        if float(score[shown].max()) > top + _HANGS_OVER:
+            continue   # it fits the change better hanging over the lower disk's edge (the eye sees its open outline)
+        if best is not None and top <= best[0]:
+            continue
+        # the centre of the best placements (a disk whose change fills a plateau of them lies at its middle)
+        ys, xs = np.nonzero(ok & (score >= top - 0.02))
+        best = (top, size, r_full, float(xs.mean()), float(ys.mean()))
     if best is None:
         return None
-    _, size, r_full = best
+    _, size, r_full, bx, by = best
     return size, r_full, 2 * (bx + x0 + 0.5) - 0.5, 2 * (by + y0 + 0.5) - 0.5
+
+
+def _kernel(r_out: float, r_in: float = -1.0) -> np.ndarray:
+    """0/1 float kernel of the pixels within `r_out` of its centre and beyond `r_in` (a disk, or a ring)."""
+    k = int(math.ceil(r_out))
+    y, x = np.ogrid[-k:k + 1, -k:k + 1]
+    d2 = x * x + y * y
+    return ((d2 <= r_out * r_out) & (d2 > r_in * r_in if r_in >= 0 else True)).astype(np.float32)
+
+
+def _share_map(changed: np.ndarray, in_view: np.ndarray, kernel: np.ndarray, unseen: float) -> np.ndarray:
+    """At every centre, the share of `kernel`'s pixels in view that changed (`unseen` where fewer than 8 are)."""
+    hit = cv2.filter2D(changed, -1, kernel, borderType=cv2.BORDER_CONSTANT)
+    seen = cv2.filter2D(in_view, -1, kernel, borderType=cv2.BORDER_CONSTANT)
+    return np.where(seen >= 8, hit / np.maximum(seen, 1.0), unseen)
+
+
+def _fill_holes(mask: np.ndarray) -> np.ndarray:
+    """`mask` (0/1 uint8) with every unchanged region it encloses filled: a disk put down changes the face all
+    round its outline, but inside it its art may match what it covers (disks of one unit share their art)."""
+    outside = np.pad(mask, 1).copy()
+    cv2.floodFill(outside, None, (0, 0), 2)
+    return (outside[1:-1, 1:-1] != 2).astype(np.uint8)
 
 
 def _rise(maps: FaceMaps, cx: float, cy: float, r: float, scale: float, mm: float, cfg: DetectorConfig) -> float:

@@ -59,6 +59,26 @@ def test_a_change_with_holes_where_the_new_art_matches_the_old_still_reads_as_th
     assert [d.size for d in got] == ["small"]
 
 
+def test_a_disk_printed_with_the_art_it_lands_on_changes_only_along_its_border_and_is_still_found():
+    # Disks of one unit share their art: inside the new disk the face hardly changed, but its border did all round.
+    m = _mask((310, 294, 22))
+    cv2.circle(m, (155, 147), 8, 0, -1)
+    got = _arrivals(m)
+    assert [d.size for d in got] == ["small"]
+    assert math.hypot(got[0].cx - 310, got[0].cy - 294) < 2.0
+
+
+def test_a_medium_disk_whose_change_is_cut_on_one_side_is_placed_by_its_outline_not_the_blob_centroid():
+    # A third of its face matches what it covers, on the side away from the lower disk's centre: the blob's
+    # centroid lies off the disk's centre, far enough that a medium circle there would not lie on the lower disk.
+    m = _mask((306, 300, 30))
+    m[:, 162:] = 0
+    cv2.circle(m, (153, 150), 15, 1, 1)     # its border changed all round
+    got = _arrivals(m)
+    assert [d.size for d in got] == ["medium"]
+    assert math.hypot(got[0].cx - 306, got[0].cy - 300) < 2.5
+
+
 @pytest.mark.parametrize("case", ["token", "whole face", "lower moved", "left from there", "found already",
                                   "hangs over the edge"])
 def test_no_disk_is_made_up(case):
