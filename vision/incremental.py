@@ -50,6 +50,7 @@ class ChangeConfig:
 
 
 DEFAULT_CHANGE = ChangeConfig()
+STILL_FACE = 0.05   # share of a disk's face, or of its outline, that may change while what was measured there stands
 PASTE_BAND_MM = 16  # a crop's maps are kept only this far inside its edges (the network's view ends there)
 
 
@@ -135,6 +136,25 @@ def _changed(rect: np.ndarray, reference: np.ndarray, change: ChangeConfig) -> n
         k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (change.speck_px, change.speck_px))
         m = cv2.morphologyEx(m, cv2.MORPH_OPEN, k)
     return m
+
+
+def _face_still(mask: np.ndarray, fit: DiskFit, ppm: float) -> bool:
+    """Next to nothing changed on the half-resolution change map over the disk's face (1.5 mm inside its outline)
+    nor along its outline (1.5 mm either side): a dark disk taken off a dark cloth changes its face too little to
+    show, its border all round."""
+    h, w = mask.shape
+    cx, cy = (fit.cx + 0.5) / 2 - 0.5, (fit.cy + 0.5) / 2 - 0.5
+    r_in, r_out = (fit.r_px - 1.5 * ppm) / 2, (fit.r_px + 1.5 * ppm) / 2
+    x0, y0 = max(int(cx - r_out) - 1, 0), max(int(cy - r_out) - 1, 0)
+    x1, y1 = min(int(cx + r_out) + 2, w), min(int(cy + r_out) + 2, h)
+    if r_in <= 1 or x1 <= x0 or y1 <= y0:
+        return False
+    y, x = np.ogrid[y0:y1, x0:x1]
+    d2 = (x - cx) ** 2 + (y - cy) ** 2
+    window = mask[y0:y1, x0:x1]
+    face, outline = d2 <= r_in * r_in, (d2 > r_in * r_in) & (d2 <= r_out * r_out)
+    return bool(face.any() and outline.any()) and float(window[face].mean()) < STILL_FACE \
+        and float(window[outline].mean()) < STILL_FACE
 
 
 def _boxes(mask: np.ndarray, grow: int, shape: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
@@ -259,6 +279,11 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
                 if f.seed_id in carried_ids:
                     f = replace(f, seed_id=None, seed_z=None)
                 fits.append(f)
+    # A disk measured again because a change came near it, not found again, whose own face did not change: what
+    # was measured there stands (a small disk seen arriving on a larger one is too faint for one frame's eye).
+    found_ids = {f.seed_id for f in fits if f.seed_id is not None}
+    fits += [f for f in redo if f.seed_id is not None and f.seed_id not in found_ids and _face_still(mask, f, ppm)
+             and not any(o.size == f.size and math.hypot(o.cx - f.cx, o.cy - f.cy) < 0.5 * f.r_px for o in fits)]
     if arrival is not None and mask.any():
         radii = {s: sizes.radius(s) * ppm for s in SIZE_CLASSES}
         fits += arrived_disks(mask, fits, reference.fits, radii, rect, before,
