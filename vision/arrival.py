@@ -7,9 +7,11 @@ size class and nowhere around it. Printed art does not change between two settle
 rests where it was measured at the last commit, the change inside it is tested against each smaller size class: a
 circle whose inside changed nearly all over (`min_cover`) with next to no change in a ring just outside it
 (`max_spill`) is a disk that arrived there. Where the new disk's art matches the face it covers (disks of one unit
-share their art) only its border changes: the change's enclosed holes are filled, and each circle is placed where
-it fits the change best while lying wholly on the lower disk, not at the change's centroid. Its centre is then
-fitted on the rim map where the map shows enough of its outline, and kept where the change put it otherwise.
+share their art) only its border changes: the change's enclosed holes are filled, a band just inside the circle
+(where a border lies) that changed nearly all round covers it as well as its whole inside, and each circle is
+placed where it fits the change best while lying wholly on the lower disk, not at the change's centroid. Its
+centre is then fitted on the rim map where the map shows enough of its outline, and kept where the change put it
+otherwise.
 The same change is left by a disk the eye had missed lying there and taken away; but then its edge is gone from
 the image where an arriving disk's edge appears, and the maps' outline and height there fall: when both say so,
 it left (`min_seam_gain`, `min_rise`).
@@ -69,6 +71,7 @@ class ArrivalConfig:
 
 DEFAULT_ARRIVAL = ArrivalConfig()
 _INNER_MM, _RING_MM = 1.5, (1.5, 4.0)
+_BORDER_MM = (0.5, 3.0)   # the band inside a disk's outline where its border lies
 _HANGS_OVER = 0.05   # a placement off the lower disk scoring this much better: the disk hangs over its edge
 INSIDE_MM = 1.5  # an arrived disk's outline lies at least this far inside the lower one's (vision.stacking reads
                  # a circle within its `lens_inside_mm`, 1 mm, of the other's outline as crossing it)
@@ -167,7 +170,9 @@ def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_m
         reach = lr + 0.5 * px_mm - r     # centres this close to the lower one's keep the circle wholly on it
         # change all over its inside, and next to none around it, on the lower disk or past its edge (a disk
         # hanging over the edge changed the cloth there too)
-        cover = _share_map(closed, in_view, _kernel(max(r - _INNER_MM * px_mm, 1.0)), unseen=0.0)
+        cover = np.maximum(_share_map(closed, in_view, _kernel(max(r - _INNER_MM * px_mm, 1.0)), unseen=0.0),
+                           _share_map(closed, in_view, _kernel(r - _BORDER_MM[0] * px_mm, r - _BORDER_MM[1] * px_mm),
+                                      unseen=0.0))
         spill = _share_map(closed, in_view, _kernel(r + _RING_MM[1] * px_mm, r + _RING_MM[0] * px_mm), unseen=1.0)
         score = cover - spill
         shown = (cover >= arrival.min_cover) & (spill <= arrival.max_spill)

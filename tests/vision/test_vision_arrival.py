@@ -68,6 +68,17 @@ def test_a_disk_printed_with_the_art_it_lands_on_changes_only_along_its_border_a
     assert math.hypot(got[0].cx - 310, got[0].cy - 294) < 2.0
 
 
+def test_a_disk_of_the_art_it_lands_on_whose_border_changed_with_gaps_is_still_found():
+    # Only the new disk's border changed, and not all round (where it matches the colours it covers): the ring
+    # encloses nothing to fill, but the band where a border lies changed nearly all round.
+    y, x = np.mgrid[:300, :300]
+    d, a = np.hypot(x - 155, y - 147), np.degrees(np.arctan2(y - 147, x - 155)) % 180
+    m = ((d >= 9.0) & (d <= 10.5) & (a > 20)).astype(np.uint8)    # 18-21 px from its centre, two gaps of 20 deg
+    got = _arrivals(m)
+    assert [d.size for d in got] == ["small"]
+    assert math.hypot(got[0].cx - 310, got[0].cy - 294) < 2.5
+
+
 def test_a_medium_disk_whose_change_is_cut_on_one_side_is_placed_by_its_outline_not_the_blob_centroid():
     # A third of its face matches what it covers, on the side away from the lower disk's centre: the blob's
     # centroid lies off the disk's centre, far enough that a medium circle there would not lie on the lower disk.
