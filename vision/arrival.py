@@ -72,6 +72,7 @@ class ArrivalConfig:
 DEFAULT_ARRIVAL = ArrivalConfig()
 _INNER_MM, _RING_MM = 1.5, (1.5, 4.0)
 _BORDER_MM = (0.5, 3.0)   # the band inside a disk's outline where its border lies
+_UNEXPLAINED = 0.25   # share of the change on the lower face an arrived disk may leave beyond its ring
 _HANGS_OVER = 0.05   # a placement off the lower disk scoring this much better: the disk hangs over its edge
 INSIDE_MM = 1.5  # an arrived disk's outline lies at least this far inside the lower one's (vision.stacking reads
                  # a circle within its `lens_inside_mm`, 1 mm, of the other's outline as crossing it)
@@ -190,6 +191,12 @@ def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_m
     if best is None:
         return None
     _, size, r_full, bx, by = best
+    # the circle must explain the change on the lower face: a larger disk arrived, or more than a disk changed,
+    # when much of it lies beyond the circle's ring (a smaller circle fits inside any larger change)
+    on_face = (closed > 0) & face
+    beyond = on_face & ~_disk_mask(shape, bx, by, r_full / 2 + _RING_MM[1] * px_mm)
+    if beyond.sum() > _UNEXPLAINED * on_face.sum():
+        return None
     return size, r_full, 2 * (bx + x0 + 0.5) - 0.5, 2 * (by + y0 + 0.5) - 0.5
 
 

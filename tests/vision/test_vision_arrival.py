@@ -91,7 +91,7 @@ def test_a_medium_disk_whose_change_is_cut_on_one_side_is_placed_by_its_outline_
 
 
 @pytest.mark.parametrize("case", ["token", "whole face", "lower moved", "left from there", "found already",
-                                  "hangs over the edge"])
+                                  "hangs over the edge", "more changed than the circle explains"])
 def test_no_disk_is_made_up(case):
     mask, fits, ref = _mask((310, 294, 22)), [LOWER], [LOWER]
     if case == "token":            # a counter put on the disk: smaller than any size class
@@ -108,6 +108,8 @@ def test_no_disk_is_made_up(case):
                                   "seed_id": None})]
     elif case == "hangs over the edge":
         mask = _mask((325, 300, 22))
+    elif case == "more changed than the circle explains":   # a larger disk, or more than one thing, changed
+        mask = _mask((285, 300, 22), (328, 300, 14))
     assert _arrivals(mask, fits, ref) == []
 
 
