@@ -279,10 +279,12 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
                 if f.seed_id in carried_ids:
                     f = replace(f, seed_id=None, seed_z=None)
                 fits.append(f)
-    # A disk measured again because a change came near it, not found again, whose own face did not change: what
-    # was measured there stands (a small disk seen arriving on a larger one is too faint for one frame's eye).
+    # A disk lying on another, measured again because a change came near it and not found again, whose own face
+    # did not change: what was measured there stands (a small disk seen arriving on a larger one is too faint for
+    # one frame's eye). A disk on the table is the eye's to find again: one it no longer finds was a mistake.
     found_ids = {f.seed_id for f in fits if f.seed_id is not None}
-    fits += [f for f in redo if f.seed_id is not None and f.seed_id not in found_ids and _face_still(mask, f, ppm)
+    fits += [f for f in redo if f.seed_id is not None and f.seed_id not in found_ids and (f.seed_z or 0) > 0
+             and _face_still(mask, f, ppm)
              and not any(o.size == f.size and math.hypot(o.cx - f.cx, o.cy - f.cy) < 0.5 * f.r_px for o in fits)]
     if arrival is not None and mask.any():
         radii = {s: sizes.radius(s) * ppm for s in SIZE_CLASSES}
