@@ -21,6 +21,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+# imported with the module, not at the first assignment: scipy.optimize takes about 0.2 s to load, which had
+# landed in the middle of a game as one commit's pause
+from scipy.optimize import linear_sum_assignment
 
 from tablesight.errors import InputError
 from tablesight.scene import DeploymentZone, Disk, Player, Scene
@@ -260,8 +263,6 @@ class Tracker:
         """Cheapest one-to-one assignment of detections to tracks of the same size within `gate` mm."""
         if not dets or not cands:
             return {}
-        from scipy.optimize import linear_sum_assignment
-
         big = 1e9
         cost = np.full((len(dets), len(cands)), big)
         for i, d in enumerate(dets):
