@@ -14,7 +14,9 @@ centre is then fitted on the rim map where the map shows enough of its outline, 
 otherwise.
 The same change is left by a disk the eye had missed lying there and taken away; but then its edge is gone from
 the image where an arriving disk's edge appears, and the maps' outline and height there fall: when both say so,
-it left (`min_seam_gain`, `min_rise`).
+it left (`min_seam_gain`, `min_rise`), unless a disk of its size left its place since the last commit (in play a
+disk comes to lie on another from somewhere else on the table; a disk put on one with a border of its own colour
+shows no more edge than the art it covers).
 
 Not looked for: a disk the previous scene had there (it left, or was lifted and put back: the eye's history rule
 judges it), one already found, and disks arriving partly off the lower disk (the eye sees their open outline).
@@ -23,6 +25,7 @@ judges it), one already found, and disks arriving partly off the lower disk (the
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -101,6 +104,9 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
     mm = ppm / scale       # map px per mm
     found: list[DiskFit] = []
     taken = list(fits)
+    # disks of the last commit not there now, by size: a disk carried onto another left its place
+    now_ids = {f.seed_id for f in fits if f.seed_id is not None}
+    left = Counter(f.size for f in reference_fits if f.seed_id is not None and f.seed_id not in now_ids)
     for low in fits:
         before = by_id.get(low.seed_id) if low.seed_id is not None else None
         if before is None or math.hypot(low.cx - before.cx, low.cy - before.cy) > arrival.rest_mm * ppm:
@@ -130,7 +136,9 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
         seam_gain = _seam(rect, cx, cy, r_full, ppm) - _seam(reference_rect, cx, cy, r_full, ppm)
         rise = _rise(maps, cx, cy, r_full, scale, mm, cfg) - _rise(reference_maps, cx, cy, r_full, scale, mm, cfg)
         if seam_gain < arrival.min_seam_gain and rise < arrival.min_rise:
-            continue
+            if left[size] == 0:
+                continue   # its edge and its outline went, and no disk of its size left another place: it left
+            left[size] -= 1   # a disk of its size left its place: carried here, whatever the edge says
         ring = _ring_colour(rect, cx, cy, r_full - cfg.ring_depth_mm * ppm)
         new = DiskFit(cx=float(cx), cy=float(cy), r_px=float(r_full), size=size, rim_fraction=float(shown.mean()),
                       open_consistency=1.0, residual_px=0.0, ring_bgr=ring, confidence=arrival.confidence)

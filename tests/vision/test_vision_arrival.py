@@ -140,6 +140,23 @@ def test_a_missed_disk_taken_off_the_one_it_lay_on_is_no_arrival():
     assert len(_arrivals(change, reference_rim=_ring_map(circle))) == 1
 
 
+def test_a_disk_whose_edge_seems_to_go_still_arrived_when_a_disk_of_its_size_left_its_place():
+    """Regression: a disk put on one with a border of its own colour shows no more edge than the art it covers,
+    and was taken for a missed disk lifted off. A disk carried onto another left its place: when a disk of its
+    size is gone from where the last commit had it, the circle is a disk that arrived."""
+    change, circle = _mask((310, 294, 22)), (310, 294, 22)
+    was_there = _disk_image((*circle, 170))
+    gone = DiskFit(**{**LOWER.__dict__, "cx": 500.0, "cy": 500.0, "r_px": 22.0, "size": "small", "seed_id": "d3"})
+    got = _arrivals(change, reference=(LOWER, gone), reference_rect=was_there, reference_rim=_ring_map(circle))
+    assert [d.size for d in got] == ["small"]
+    # a disk of another size leaving, or one still in its place, explains nothing
+    other = DiskFit(**{**gone.__dict__, "r_px": 30.0, "size": "medium"})
+    assert _arrivals(change, reference=(LOWER, other), reference_rect=was_there,
+                     reference_rim=_ring_map(circle)) == []
+    assert _arrivals(change, fits=(LOWER, gone), reference=(LOWER, gone), reference_rect=was_there,
+                     reference_rim=_ring_map(circle)) == []
+
+
 def test_chips_of_one_size_are_not_looked_for_on_each_other():
     """A chip of the same size cannot lie wholly on another: with every class one size, nothing is looked for."""
     rect = np.full((600, 600, 3), 90, np.uint8)
