@@ -12,11 +12,13 @@ share their art) only its border changes: the change's enclosed holes are filled
 placed where it fits the change best while lying wholly on the lower disk, not at the change's centroid. Its
 centre is then fitted on the rim map where the map shows enough of its outline, and kept where the change put it
 otherwise.
-The same change is left by a disk the eye had missed lying there and taken away; but then its edge is gone from
-the image where an arriving disk's edge appears, and the maps' outline and height there fall: when both say so,
-it left (`min_seam_gain`, `min_rise`), unless a disk of its size left its place since the last commit (in play a
-disk comes to lie on another from somewhere else on the table; a disk put on one with a border of its own colour
-shows no more edge than the art it covers).
+
+Such a change is not always a disk arriving: a disk the eye had missed lying there and taken away leaves the same
+change, and so does a disk turned over where it lies, whose new face may hold a smaller circle's worth of change.
+What tells them apart is where the disk came from: in play a disk comes to lie on another from somewhere else on
+the table, so a disk of its size left its place since the last commit (a disk of that commit not found now).
+Each such disk explains one arrival; with none, nothing arrived. (The image cannot say it: a disk put on one with
+a border of its own colour shows no more edge than the art it covers, and the maps no more outline.)
 
 Not looked for: a disk the previous scene had there (it left, or was lifted and put back: the eye's history rule
 judges it), one already found, and disks arriving partly off the lower disk (the eye sees their open outline).
@@ -33,7 +35,7 @@ import cv2
 import numpy as np
 
 from vision.facemap import FaceMaps
-from vision.fit import DetectorConfig, DiskFit, fit_circles, ray_angles, read_rims
+from vision.fit import DetectorConfig, DiskFit, fit_circles
 
 
 @dataclass(frozen=True)
@@ -49,14 +51,6 @@ class ArrivalConfig:
                                  # hard tier's tuning clips found 33 instead of 47 of 60 in one family's rooms)
     rim_share: float = 0.3       # share of its outline the rim map must show for its centre to be fitted there
     max_shift_mm: float = 3.0    # the rim fit may move the centre the change gave this far
-    # A disk the eye had missed, taken off the one it lay on, leaves the same change as one put there. Where one
-    # arrived, its edge shows in the image where the lower disk's art ran on before, and the maps' outline and
-    # height grow; where one left, they go. It is taken for one that left when both say so: the colour step across
-    # the circle (median over rays, 1.5 mm either side) grew by less than `min_seam_gain`, and the rim map's mean
-    # along the circle plus the height map's over its inside by less than `min_rise`. Either alone refused disks
-    # put on others with a faint edge or faint maps (benchmarks/results/vision.md).
-    min_seam_gain: float = 0.0
-    min_rise: float = 0.0
     confidence: float = 0.8      # the new disk's reported confidence
 
     def __post_init__(self) -> None:
@@ -66,10 +60,6 @@ class ArrivalConfig:
         for name in ("rest_mm", "max_shift_mm"):
             if not 0.0 <= getattr(self, name) <= 20.0:
                 raise ValueError(f"{name} must be within 0..20")
-        if not -2.0 <= self.min_rise <= 2.0:
-            raise ValueError("min_rise must be within -2..2")
-        if not -255.0 <= self.min_seam_gain <= 255.0:
-            raise ValueError("min_seam_gain must be within -255..255")
 
 
 DEFAULT_ARRIVAL = ArrivalConfig()
@@ -89,16 +79,14 @@ def _disk_mask(shape: tuple[int, int], cx: float, cy: float, r: float) -> np.nda
 
 
 def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Sequence[DiskFit],
-                  radii_px: dict[str, float], rect: np.ndarray, reference_rect: np.ndarray, maps: FaceMaps,
-                  reference_maps: FaceMaps, scale: float, ppm: float, cfg: DetectorConfig,
-                  arrival: ArrivalConfig = DEFAULT_ARRIVAL) -> list[DiskFit]:
+                  radii_px: dict[str, float], rect: np.ndarray, maps: FaceMaps, scale: float, ppm: float,
+                  cfg: DetectorConfig, arrival: ArrivalConfig = DEFAULT_ARRIVAL) -> list[DiskFit]:
     """New disks (rectified px) lying wholly on disks that rest where the last commit measured them.
 
     `mask`: the half-resolution change map since the reference (`vision.incremental.change_mask`); `fits`: the
     disks found now, `reference_fits` those of the last commit (seeded with the committed ids); `radii_px`: each
-    size class's radius in rectified px; `rect` the rectified frame, `reference_rect` the pixels the last commit
-    measured; `maps`: the face / rim / height maps (`scale` rectified px per map px), `reference_maps` the last
-    commit's; `ppm`: rectified px per mm."""
+    size class's radius in rectified px; `rect` the rectified frame; `maps`: the face / rim / height maps (`scale`
+    rectified px per map px); `ppm`: rectified px per mm."""
     by_id = {f.seed_id: f for f in reference_fits if f.seed_id is not None}
     px_mm = 0.5 * ppm      # half-resolution px per mm
     mm = ppm / scale       # map px per mm
@@ -118,6 +106,9 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
         if any(math.hypot(o.cx - cx, o.cy - cy) < 0.5 * r_full for o in list(taken) + list(reference_fits)
                if o is not low and o.seed_id != low.seed_id):
             continue   # found already, or a disk was there before (it left, or was put back)
+        if left[size] == 0:
+            continue   # no disk of its size left its place: one taken off, or a face turned over
+        left[size] -= 1
         # the rim map's outline, where it shows enough of it, places the circle better than the change does
         u, v = np.array([(cx + 0.5) / scale - 0.5]), np.array([(cy + 0.5) / scale - 0.5])
         reading = fit_circles(maps.rim, u, v, np.array([r_full / scale]), cfg, mm)
@@ -132,13 +123,6 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
         if off > max(room, 0.0):
             k = max(room, 0.0) / off
             cx, cy = low.cx + (cx - low.cx) * k, low.cy + (cy - low.cy) * k
-        # an edge that appeared, not one that went (a disk the eye had missed, taken off the one it lay on)
-        seam_gain = _seam(rect, cx, cy, r_full, ppm) - _seam(reference_rect, cx, cy, r_full, ppm)
-        rise = _rise(maps, cx, cy, r_full, scale, mm, cfg) - _rise(reference_maps, cx, cy, r_full, scale, mm, cfg)
-        if seam_gain < arrival.min_seam_gain and rise < arrival.min_rise:
-            if left[size] == 0:
-                continue   # its edge and its outline went, and no disk of its size left another place: it left
-            left[size] -= 1   # a disk of its size left its place: carried here, whatever the edge says
         ring = _ring_colour(rect, cx, cy, r_full - cfg.ring_depth_mm * ppm)
         new = DiskFit(cx=float(cx), cy=float(cy), r_px=float(r_full), size=size, rim_fraction=float(shown.mean()),
                       open_consistency=1.0, residual_px=0.0, ring_bgr=ring, confidence=arrival.confidence)
@@ -229,28 +213,6 @@ def _fill_holes(mask: np.ndarray) -> np.ndarray:
     outside = np.pad(mask, 1).copy()
     cv2.floodFill(outside, None, (0, 0), 2)
     return (outside[1:-1, 1:-1] != 2).astype(np.uint8)
-
-
-def _rise(maps: FaceMaps, cx: float, cy: float, r: float, scale: float, mm: float, cfg: DetectorConfig) -> float:
-    """The rim map's mean along a circle (rectified px) plus the height map's mean over its inside (0.7 of it)."""
-    u, v, rr = (cx + 0.5) / scale - 0.5, (cy + 0.5) / scale - 0.5, r / scale
-    outline = read_rims(maps.rim, np.array([u]), np.array([v]), np.array([rr]), ray_angles(cfg.rays),
-                        cfg.rim_tolerance_mm * mm).peak.mean()
-    inside = _disk_mask(maps.height.shape, u, v, 0.7 * rr)
-    return float(outline) + (float(maps.height[inside].mean()) if inside.any() else 0.0)
-
-
-def _seam(rect: np.ndarray, cx: float, cy: float, r: float, ppm: float) -> float:
-    """The colour step across a circle (rectified px): the median over 96 rays of the largest channel's difference
-    1.5 mm inside against 1.5 mm outside."""
-    ang = np.arange(96) * (2 * math.pi / 96)
-    sides = []
-    for rr in (r - 1.5 * ppm, r + 1.5 * ppm):
-        xs = (cx + rr * np.cos(ang)).astype(np.float32)[None]
-        ys = (cy + rr * np.sin(ang)).astype(np.float32)[None]
-        sides.append(cv2.remap(rect, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-                     .reshape(-1, rect.shape[2] if rect.ndim == 3 else 1).astype(np.float64))
-    return float(np.median(np.abs(sides[0] - sides[1]).max(1)))
 
 
 def _ring_colour(rect: np.ndarray, cx: float, cy: float, r: float) -> tuple[float, float, float]:
