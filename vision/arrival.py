@@ -6,7 +6,8 @@ the lower disk before, and where the new disk came to lie, the lower disk's face
 size class and nowhere around it. Printed art does not change between two settled tables. So, for each disk that
 rests where it was measured at the last commit, the change inside it is tested against each smaller size class: a
 circle whose inside changed nearly all over (`min_cover`) with next to no change in a ring just outside it
-(`max_spill`) is a disk that arrived there. Where the new disk's art matches the face it covers (disks of one unit
+(`max_spill`; the face around it that only darkened is the new disk's shadow, not change) is a disk that arrived
+there. Where the new disk's art matches the face it covers (disks of one unit
 share their art) only its border changes: the change's enclosed holes are filled, a band just inside the circle
 (where a border lies) that changed nearly all round covers it as well as its whole inside, and each circle is
 placed where it fits the change best while lying wholly on the lower disk, not at the change's centroid. Its
@@ -21,7 +22,8 @@ Each such disk explains one arrival; with none, nothing arrived. (The image cann
 a border of its own colour shows no more edge than the art it covers, and the maps no more outline.)
 
 Not looked for: a disk the previous scene had there (it left, or was lifted and put back: the eye's history rule
-judges it), one already found, and disks arriving partly off the lower disk (the eye sees their open outline).
+judges it), one already found, and disks arriving partly off the lower disk (the eye sees their open outline: a
+disk of the circle's size it found across the circle is that disk).
 """
 
 from __future__ import annotations
@@ -65,8 +67,9 @@ class ArrivalConfig:
 DEFAULT_ARRIVAL = ArrivalConfig()
 _INNER_MM, _RING_MM = 1.5, (1.5, 4.0)
 _BORDER_MM = (0.5, 3.0)   # the band inside a disk's outline where its border lies
+_SHADOW = (0.25, 0.92)   # a shadow keeps this share of the light in every channel
+_SHADOW_TINT = 0.2       # ... alike in all three (their spread within this share of their mean)
 _UNEXPLAINED = 0.25   # share of the change on the lower face an arrived disk may leave beyond its ring
-_HANGS_OVER = 0.05   # a placement off the lower disk scoring this much better: the disk hangs over its edge
 INSIDE_MM = 1.5  # an arrived disk's outline lies at least this far inside the lower one's (vision.stacking reads
                  # a circle within its `lens_inside_mm`, 1 mm, of the other's outline as crossing it)
 
@@ -79,14 +82,16 @@ def _disk_mask(shape: tuple[int, int], cx: float, cy: float, r: float) -> np.nda
 
 
 def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Sequence[DiskFit],
-                  radii_px: dict[str, float], rect: np.ndarray, maps: FaceMaps, scale: float, ppm: float,
-                  cfg: DetectorConfig, arrival: ArrivalConfig = DEFAULT_ARRIVAL) -> list[DiskFit]:
+                  radii_px: dict[str, float], rect: np.ndarray, reference_rect: np.ndarray, maps: FaceMaps,
+                  scale: float, ppm: float, cfg: DetectorConfig, arrival: ArrivalConfig = DEFAULT_ARRIVAL
+                  ) -> list[DiskFit]:
     """New disks (rectified px) lying wholly on disks that rest where the last commit measured them.
 
     `mask`: the half-resolution change map since the reference (`vision.incremental.change_mask`); `fits`: the
     disks found now, `reference_fits` those of the last commit (seeded with the committed ids); `radii_px`: each
-    size class's radius in rectified px; `rect` the rectified frame; `maps`: the face / rim / height maps (`scale`
-    rectified px per map px); `ppm`: rectified px per mm."""
+    size class's radius in rectified px; `rect` the rectified frame, `reference_rect` the last commit's pixels at
+    its exposure; `maps`: the face / rim / height maps (`scale` rectified px per map px); `ppm`: rectified px per
+    mm."""
     by_id = {f.seed_id: f for f in reference_fits if f.seed_id is not None}
     px_mm = 0.5 * ppm      # half-resolution px per mm
     mm = ppm / scale       # map px per mm
@@ -99,13 +104,15 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
         before = by_id.get(low.seed_id) if low.seed_id is not None else None
         if before is None or math.hypot(low.cx - before.cx, low.cy - before.cy) > arrival.rest_mm * ppm:
             continue
-        got = _arrived_on(mask, low, radii_px, px_mm, arrival)
+        got = _arrived_on(mask, low, radii_px, px_mm, arrival, rect, reference_rect)
         if got is None:
             continue
         size, r_full, cx, cy = got
         if any(math.hypot(o.cx - cx, o.cy - cy) < 0.5 * r_full for o in list(taken) + list(reference_fits)
                if o is not low and o.seed_id != low.seed_id):
             continue   # found already, or a disk was there before (it left, or was put back)
+        if any(o.size == size and math.hypot(o.cx - cx, o.cy - cy) < r_full for o in taken if o is not low):
+            continue   # the eye found a disk of its size across it: one hanging over the lower disk's edge
         if left[size] == 0:
             continue   # no disk of its size left its place: one taken off, or a face turned over
         left[size] -= 1
@@ -131,10 +138,12 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
     return found
 
 
-def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_mm: float, arrival: ArrivalConfig
-                ) -> tuple[str, float, float, float] | None:
+def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_mm: float, arrival: ArrivalConfig,
+                rect: np.ndarray, reference_rect: np.ndarray) -> tuple[str, float, float, float] | None:
     """(size, radius, cx, cy) in rectified px of a circle of a size class that changed on the face of `low` and
-    hardly around it, or None. `mask`: the half-resolution change map; `px_mm`: its px per mm.
+    hardly around it, or None. `mask`: the half-resolution change map; `px_mm`: its px per mm; `rect` and
+    `reference_rect`: the frame and the last commit's pixels (full resolution), which tell a shadow from new
+    colours.
 
     Each size class's circle is placed where its cover less its spill is highest among the centres that keep it
     wholly on the lower disk (a matched filter on the change map). The change blob's centroid is not its centre:
@@ -154,6 +163,8 @@ def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_m
     k = max(3, int(round(3.0 * px_mm)) | 1)
     closed = _fill_holes(cv2.morphologyEx(window, cv2.MORPH_CLOSE,
                                           cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))).astype(np.float32)
+    # around the disk its own shadow darkens the face it lies on (a thick disk's, on one side): that is no change
+    spilled = closed * (1.0 - _shadowed(rect, reference_rect, x0, y0, x1, y1))
     in_view = np.ones(shape, np.float32)   # a window cut by the frame's edge: shares of what is in view
     best = None
     for size, r_full in radii_px.items():
@@ -166,15 +177,12 @@ def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_m
         cover = np.maximum(_share_map(closed, in_view, _kernel(max(r - _INNER_MM * px_mm, 1.0)), unseen=0.0),
                            _share_map(closed, in_view, _kernel(r - _BORDER_MM[0] * px_mm, r - _BORDER_MM[1] * px_mm),
                                       unseen=0.0))
-        spill = _share_map(closed, in_view, _kernel(r + _RING_MM[1] * px_mm, r + _RING_MM[0] * px_mm), unseen=1.0)
+        spill = _share_map(spilled, in_view, _kernel(r + _RING_MM[1] * px_mm, r + _RING_MM[0] * px_mm), unseen=1.0)
         score = cover - spill
-        shown = (cover >= arrival.min_cover) & (spill <= arrival.max_spill)
-        ok = shown & _disk_mask(shape, lx - x0, ly - y0, reach)
+        ok = (cover >= arrival.min_cover) & (spill <= arrival.max_spill) & _disk_mask(shape, lx - x0, ly - y0, reach)
         if not ok.any():
             continue
         top = float(score[ok].max())
-        if float(score[shown].max()) > top + _HANGS_OVER:
-            continue   # it fits the change better hanging over the lower disk's edge (the eye sees its open outline)
         if best is not None and top <= best[0]:
             continue
         # the centre of the best placements (a disk whose change fills a plateau of them lies at its middle)
@@ -190,6 +198,17 @@ def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_m
     if beyond.sum() > _UNEXPLAINED * on_face.sum():
         return None
     return size, r_full, 2 * (bx + x0 + 0.5) - 0.5, 2 * (by + y0 + 0.5) - 0.5
+
+
+def _shadowed(rect: np.ndarray, reference: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
+    """Half-resolution window (x0..x1, y0..y1) 0/1 of where the frame only darkened against the reference: a
+    shadow (every channel's ratio alike and under one), not new colours. `rect`, `reference`: full resolution."""
+    a = cv2.resize(rect[2 * y0:2 * y1, 2 * x0:2 * x1], (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA)
+    b = cv2.resize(reference[2 * y0:2 * y1, 2 * x0:2 * x1], (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA)
+    ratio = (a.astype(np.float32) + 1.0) / (b.astype(np.float32) + 1.0)
+    hi, lo = ratio.max(axis=2), ratio.min(axis=2)
+    return ((hi <= _SHADOW[1]) & (lo >= _SHADOW[0]) & (hi - lo <= _SHADOW_TINT * ratio.mean(axis=2))
+            ).astype(np.float32)
 
 
 def _kernel(r_out: float, r_in: float = -1.0) -> np.ndarray:

@@ -39,12 +39,14 @@ GONE = (DiskFit(**{**LOWER.__dict__, "cx": 500.0, "cy": 500.0, "r_px": 22.0, "si
 
 
 def _arrivals(mask, fits=(LOWER,), reference=(LOWER, *GONE), arrival=ArrivalConfig(), rim=None, height=None,
-              rect=None):
+              rect=None, reference_rect=None):
     rect = np.full((600, 600, 3), 90, np.uint8) if rect is None else rect
+    reference_rect = np.full((600, 600, 3), 90, np.uint8) if reference_rect is None else reference_rect
     # by default no outline shown: the change alone places the disk
     flat = np.zeros((300, 300), np.float32)
     maps = FaceMaps(face=flat + 1.0, rim=flat if rim is None else rim, height=flat if height is None else height)
-    return arrived_disks(mask, list(fits), list(reference), RADII, rect, maps, 2.0, 1.0, DEFAULT_CONFIG, arrival)
+    return arrived_disks(mask, list(fits), list(reference), RADII, rect, reference_rect, maps, 2.0, 1.0,
+                         DEFAULT_CONFIG, arrival)
 
 
 def test_a_small_disk_put_wholly_on_a_resting_large_one_is_found_where_the_change_is():
@@ -81,6 +83,23 @@ def test_a_disk_of_the_art_it_lands_on_whose_border_changed_with_gaps_is_still_f
     assert math.hypot(got[0].cx - 310, got[0].cy - 294) < 2.5
 
 
+def test_the_shadow_a_disk_casts_beside_it_is_no_change_around_it_but_new_colours_are():
+    """A thick disk's shadow darkens the face beside it on one side: the change map marks it, but it only darkened
+    (every channel alike), and the small disk put there is found; the same place in new colours is part of a larger
+    disk's change."""
+    before = np.full((600, 600, 3), 120, np.uint8)
+    y, x = np.mgrid[:600, :600]
+    disk = np.hypot(x - 310, y - 294) <= 22
+    crescent = (np.hypot(x - 316, y - 294) <= 27) & ~disk
+    now = before.copy()
+    now[disk] = (200, 60, 40)
+    now[crescent] = (72, 72, 72)              # darkened to 0.6, alike in every channel
+    mask = _mask((310, 294, 22), (316, 294, 27))
+    assert [d.size for d in _arrivals(mask, rect=now, reference_rect=before)] == ["small"]
+    now[crescent] = (40, 160, 60)             # new colours there
+    assert [d.size for d in _arrivals(mask, rect=now, reference_rect=before)] == ["medium"]
+
+
 def test_a_medium_disk_whose_change_is_cut_on_one_side_is_placed_by_its_outline_not_the_blob_centroid():
     # A third of its face matches what it covers, on the side away from the lower disk's centre: the blob's
     # centroid lies off the disk's centre, far enough that a medium circle there would not lie on the lower disk.
@@ -93,7 +112,8 @@ def test_a_medium_disk_whose_change_is_cut_on_one_side_is_placed_by_its_outline_
 
 
 @pytest.mark.parametrize("case", ["token", "whole face", "lower moved", "left from there", "found already",
-                                  "hangs over the edge", "more changed than the circle explains"])
+                                  "hangs over the edge, found by the eye", "a disk of its size found across it",
+                                  "more changed than the circle explains"])
 def test_no_disk_is_made_up(case):
     mask, fits, ref = _mask((310, 294, 22)), [LOWER], [LOWER, *GONE]
     if case == "token":            # a counter put on the disk: smaller than any size class
@@ -108,8 +128,13 @@ def test_no_disk_is_made_up(case):
     elif case == "found already":
         fits = [LOWER, DiskFit(**{**LOWER.__dict__, "cx": 311.0, "cy": 293.0, "r_px": 22.0, "size": "small",
                                   "seed_id": None})]
-    elif case == "hangs over the edge":
+    elif case == "hangs over the edge, found by the eye":   # its open outline shows: the eye's, not the change's
         mask = _mask((325, 300, 22))
+        fits = [LOWER, DiskFit(**{**LOWER.__dict__, "cx": 325.0, "cy": 300.0, "r_px": 22.0, "size": "small",
+                                  "seed_id": None})]
+    elif case == "a disk of its size found across it":      # regression: one hanging 11 mm over the lower's edge,
+        fits = [LOWER, DiskFit(**{**LOWER.__dict__, "cx": 325.0, "cy": 294.0, "r_px": 22.0, "size": "small",
+                                  "seed_id": None})]           # found by the eye, was read arriving inside too
     elif case == "more changed than the circle explains":   # a larger disk, or more than one thing, changed
         mask = _mask((285, 300, 22), (328, 300, 14))
     assert _arrivals(mask, fits, ref) == []
@@ -146,7 +171,7 @@ def test_chips_of_one_size_are_not_looked_for_on_each_other():
     flat = np.zeros((300, 300), np.float32)
     maps = FaceMaps(face=flat + 1.0, rim=flat, height=flat)
     one = {"small": 44.0, "medium": 44.0, "large": 44.0}
-    assert arrived_disks(_mask((300, 300, 40)), [LOWER], [LOWER, *GONE], one, rect, maps, 2.0, 1.0,
+    assert arrived_disks(_mask((300, 300, 40)), [LOWER], [LOWER, *GONE], one, rect, rect, maps, 2.0, 1.0,
                          DEFAULT_CONFIG) == []
 
 
