@@ -27,7 +27,8 @@ carried wholly onto a larger one at each move; the row "disks put on another sin
 of them each path finds (the live table's looks for disks seen arriving, `vision.arrival`).
 `--families F1,F2`: the game, cover and stack clips played again in those families' rooms of the randomized world
 (`Sequence(..., family=...)`: cloth, light, art, borders, sizes, camera), on their world gate seeds.
-`--seeds tuning` plays the clips on tuning seeds instead (where the live table's settings are chosen), and
+`--seeds tuning` plays the clips on tuning seeds instead (where the live table's settings are chosen; `--seeds test`
+on the classic look's test seeds, a second check of a choice), and
 `--arrival SETTING=VALUE` (or `off`) and `--no-exposure-match` change the live table's settings, so that each
 choice of `vision.arrival` and `vision.incremental` can be rerun, e.g.
 `--seeds tuning --clip-seeds 0 --cover-seeds 0 --speed-seeds 0 --live-seeds 0 --stack-seeds 4 --arrival rest_mm=1`.
@@ -376,9 +377,10 @@ def main(argv=None) -> int:
     p.add_argument("--live-disks", type=int, default=40,
                    help="disks on the live clips' tables (default 40; 0: the calm 14-18 of the history clips)")
     p.add_argument("--tier", default="standard", choices=["easy", "standard", "hard"])
-    p.add_argument("--seeds", default="gate", choices=["gate", "tuning"],
-                   help="the clips' seeds: gate (reporting; default) or tuning (where the live table's settings are "
-                        "chosen); the speed tables are always on gate seeds")
+    p.add_argument("--seeds", default="gate", choices=["gate", "tuning", "test"],
+                   help="the clips' seeds: gate (reporting; default), tuning (where the live table's settings are "
+                        "chosen) or test (the classic look's test seeds, a second check of a choice; the families' "
+                        "rooms have none and are not played); the speed tables are always on gate seeds")
     p.add_argument("--arrival", action="append", default=[], metavar="SETTING=VALUE|off",
                    help="a `vision.arrival.ArrivalConfig` setting for the live table (repeatable), or off")
     p.add_argument("--no-exposure-match", action="store_true",
@@ -394,7 +396,7 @@ def main(argv=None) -> int:
         p.error("--live-disks must be 0 or within 2..60")
     from vision.arrival import ArrivalConfig
     from vision.incremental import ChangeConfig
-    from vision.synth.seeds import TUNING_SEEDS, WORLD_TUNING_SEEDS
+    from vision.synth.seeds import TEST_SEEDS, TUNING_SEEDS, WORLD_TUNING_SEEDS
     from vision.synth.world import FAMILIES
 
     try:
@@ -407,8 +409,10 @@ def main(argv=None) -> int:
     unknown = [f for f in args.family_list if f not in FAMILIES]
     if unknown:
         p.error(f"--families: unknown family {unknown[0]!r}")
-    clip_seeds, world_seeds = (GATE_SEEDS, WORLD_GATE_SEEDS) if args.seeds == "gate" else \
-        (TUNING_SEEDS, WORLD_TUNING_SEEDS)
+    if args.seeds == "test" and args.family_list:
+        p.error("--families: the families' rooms have no test seeds (use --seeds tuning or gate)")
+    clip_seeds, world_seeds = {"gate": (GATE_SEEDS, WORLD_GATE_SEEDS), "tuning": (TUNING_SEEDS, WORLD_TUNING_SEEDS),
+                               "test": (TEST_SEEDS, ())}[args.seeds]
     cv2.setNumThreads(1)
     args.speed_seed_list = list(GATE_SEEDS[: args.speed_seeds])
     args.clip_seed_list = list(clip_seeds[-args.clip_seeds:]) if args.clip_seeds else []
