@@ -7,12 +7,11 @@ size class and nowhere around it. Printed art does not change between two settle
 rests where it was measured at the last commit, the change inside it is tested against each smaller size class: a
 circle whose inside changed nearly all over (`min_cover`) with next to no change in a ring just outside it
 (`max_spill`; the face around it that only darkened is the new disk's shadow, not change) is a disk that arrived
-there. Where the new disk's art matches the face it covers (disks of one unit
-share their art) only its border changes: the change's enclosed holes are filled, a band just inside the circle
-(where a border lies) that changed nearly all round covers it as well as its whole inside, and each circle is
-placed where it fits the change best while lying wholly on the lower disk, not at the change's centroid. Its
-centre is then fitted on the rim map where the map shows enough of its outline, and kept where the change put it
-otherwise.
+there. Where the new disk's art matches the face it covers (disks of one unit share their art) only its border
+changes: the change's enclosed holes are filled, a band just inside the circle (where a border lies) that changed
+nearly all round covers it as well as its whole inside, and each circle is placed where it fits the change best
+while lying wholly on the lower disk, not at the change's centroid. Its centre is then fitted on the rim map
+where the map shows enough of its outline, and kept where the change put it otherwise.
 
 Such a change is not always a disk arriving: a disk the eye had missed lying there and taken away leaves the same
 change, and so does a disk turned over where it lies, whose new face may hold a smaller circle's worth of change.
