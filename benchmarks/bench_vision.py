@@ -148,12 +148,16 @@ def live(seeds, tier: str, log, disks_per_table: int | None = None) -> dict:
     return {"per_frame": per_frame, "commits": commits, "whole": whole, "changed": changed, "disks": disks}
 
 
-def history(seeds, tier: str, log, kind: str = "game", family: str | None = None, live_settings: dict | None = None
-            ) -> dict:
+PATHS = ("history", "changed", "single")
+
+
+def history(seeds, tier: str, log, kind: str = "game", family: str | None = None, live_settings: dict | None = None,
+            paths: tuple[str, ...] = PATHS) -> dict:
     """Play clips of `kind` (`vision.synth.sequence.CLIP_KINDS`) through the pipeline with history and from the
     single frame; tallies scored at the last frame of every stable moment. `family`: played in that family's rooms
     of the randomized world (default: the classic look). `live_settings`: keyword arguments for the live table's
-    `detect_changed` (`arrival`, `change`)."""
+    `detect_changed` (`arrival`, `change`). `paths`: which of `PATHS` to play (the whole frame seeded by history,
+    the live table's changed parts, the single frame)."""
     from eval_vision import match
     from vision.scene_match import visible_fraction
     from vision.detect import detect_frame, locate_disks, sizes_for
@@ -163,7 +167,9 @@ def history(seeds, tier: str, log, kind: str = "game", family: str | None = None
     from vision.synth.truth import truth_calibration
     from vision.tracker import Tracker
 
-    tallies = {"history": _new_tally(), "changed": _new_tally(), "single": _new_tally()}
+    if not paths or set(paths) - set(PATHS):
+        raise ValueError(f"paths must be some of {PATHS}")
+    tallies = {path: _new_tally() for path in paths}
     for seed in seeds:
         seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind=kind, family=family)
         cal = truth_calibration(seq.camera, None if family is None else seq.steps[0].setup.diameters_mm)
@@ -179,22 +185,24 @@ def history(seeds, tier: str, log, kind: str = "game", family: str | None = None
             arrived = {d.id for d in truth.disks if d.z > 0 and d.id in start
                        and math.hypot(d.x_mm - start[d.id][0], d.y_mm - start[d.id][1]) > 1.0}
             rect = cal.rectify(img)
-            scene = tracker.update(locate_disks(rect, cal, sizes, previous).scene)
-            previous = scene
-            _score(tallies["history"], truth, scene, match, seen, arrived)
-            # As the live table does: the whole frame (in two passes) at the first commit, then only where the
-            # table changed.
-            changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference,
-                                                                         **(live_settings or {}))
-            det = changed.detection if changed is not None else \
-                locate_disks(rect, cal, sizes, live_previous, passes=PipelineConfig().whole_passes)
-            live_previous = live_tracker.update(det.scene)
-            reference = reference_for(rect if changed is None else changed.reference_rect, det,
-                                      live_tracker.last_ids, live_previous)
-            _score(tallies["changed"], truth, live_previous, match, seen, arrived)
-            _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, seen, arrived)
+            if "history" in tallies:
+                previous = tracker.update(locate_disks(rect, cal, sizes, previous).scene)
+                _score(tallies["history"], truth, previous, match, seen, arrived)
+            if "changed" in tallies:
+                # As the live table does: the whole frame (in two passes) at the first commit, then only where the
+                # table changed.
+                changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference,
+                                                                             **(live_settings or {}))
+                det = changed.detection if changed is not None else \
+                    locate_disks(rect, cal, sizes, live_previous, passes=PipelineConfig().whole_passes)
+                live_previous = live_tracker.update(det.scene)
+                reference = reference_for(rect if changed is None else changed.reference_rect, det,
+                                          live_tracker.last_ids, live_previous)
+                _score(tallies["changed"], truth, live_previous, match, seen, arrived)
+            if "single" in tallies:
+                _score(tallies["single"], truth, detect_frame(img, cal, sizes), match, seen, arrived)
             seen |= {d.id for d in truth.disks if visible_fraction(d) >= 0.5 and not d.extra.get("held")}
-        h = tallies["history"]
+        h = tallies[paths[0]]
         log(f"{kind} clip {family or 'classic'} seed {seed}: {len(seq.stable_moments)} stable moments, pins exact "
             f"{h['pins_exact']}/{h['moments']}, 25-50 % visible found {h['partly_found']}/{h['partly']} so far")
     return tallies
