@@ -518,7 +518,16 @@ class Sequence:
 
             room, self.camera = world_table(self.seed, family)
             steps = CLIP_KINDS[kind](self.seed, tier, diameters_mm or room.diameters_mm, disks=disks)
-            self.steps = [replace(st, setup=world_table(self.seed, family, table=st.setup)[0]) for st in steps]
+            dressed = [world_table(self.seed, family, table=st.setup)[0] for st in steps]
+            # A disk keeps its print all clip long: the room draws prints in the order the disks are listed, so a
+            # casualty taken off would otherwise hand every disk listed after it another one.
+            style = {}
+            for setup in dressed:
+                for d in setup.disks:
+                    style.setdefault(d.id, d.art.style)
+            self.steps = [replace(st, setup=replace(setup, disks=tuple(
+                replace(d, art=replace(d.art, style=style[d.id])) for d in setup.disks)))
+                for st, setup in zip(steps, dressed)]
         self._cache: OrderedDict[int, RenderedFrame] = OrderedDict()
         self._cache_size = max(int(cache_frames), 1)
         self._lock = threading.Lock()
