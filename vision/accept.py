@@ -199,8 +199,9 @@ def _judge(maps: FaceMaps, cand: Candidates, reading: RimReading, idx: np.ndarra
     return out
 
 
-#: The verdict's view of one judged circle, for whoever learns from it: (evidence, u, v, r_class, accepted).
-JudgementLog = Callable[[CircleEvidence, float, float, float, bool], None]
+#: The verdict's view of one judged circle, for whoever learns from it or reports on it: (evidence, u, v, r_class,
+#: accepted, probability).
+JudgementLog = Callable[[CircleEvidence, float, float, float, bool, float], None]
 
 
 def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.ndarray, cfg: DetectorConfig,
@@ -271,8 +272,8 @@ def accept(maps: FaceMaps, cand: Candidates, reading: RimReading, r_class: np.nd
             else:
                 ok = ev.rim_own >= need_rim[i] and prob >= cfg.accept_probability
                 if log is not None:
-                    log(ev, j.u, j.v, float(r_class[i]), ok)
-                    left[i] = (int(near[i]), (ev, j.u, j.v, float(r_class[i]), ok))
+                    log(ev, j.u, j.v, float(r_class[i]), ok, prob)
+                    left[i] = (int(near[i]), (ev, j.u, j.v, float(r_class[i]), ok, prob))
             if ok:
                 disks[len(done)] = (j.u, j.v, j.r, r_class[i])
                 near += np.hypot(cand.u - j.u, cand.v - j.v) <= j.r + r_class + within

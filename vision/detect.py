@@ -19,6 +19,7 @@ circle of one of the calibrated radii. `detect_frame` is the single-frame entry 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -210,9 +211,30 @@ def fits_to_scene(fits: Sequence[DiskFit], z: Sequence[int], calibration: Any, s
     extra: dict[str, Any] = {}
     if uncertain_pairs:
         extra["uncertain_pairs"] = [sorted([ids[a], ids[b]]) for a, b in uncertain_pairs]
+    suspected = suspected_disks(fits, z, ids, calibration, sizes, disk_thickness_mm)
+    if suspected:
+        extra["suspected_disks"] = suspected
     base = previous if previous is not None else Scene()
-    return replace(base, disks=tuple(disks), players=players, extra={**{k: v for k, v in base.extra.items()
-                                                                         if k != "uncertain_pairs"}, **extra})
+    return replace(base, disks=tuple(disks), players=players,
+                   extra={**{k: v for k, v in base.extra.items() if k not in ("uncertain_pairs", "suspected_disks")},
+                          **extra})
+
+
+def suspected_disks(fits: Sequence[DiskFit], z: Sequence[int], ids: Sequence[str], calibration: Any,
+                    sizes: DiskSizes, disk_thickness_mm: float = DEFAULT_CONFIG.disk_thickness_mm
+                    ) -> list[dict[str, Any]]:
+    """The scene extra `suspected_disks`: for each disk with a `DiskFit.suspect`, where a disk may lie on it
+    (`{"on", "x_mm", "y_mm", "radius_mm", "size", "probability"}`, its top one thickness above the disk's), unless a
+    disk of that size was found there after all."""
+    out = []
+    for k, f in enumerate(fits):
+        s = f.suspect
+        if s is None or any(o.size == s.size and math.hypot(o.cx - s.cx, o.cy - s.cy) < 0.5 * s.r_px for o in fits):
+            continue
+        (x, y), = disk_centres_mm([replace(f, cx=s.cx, cy=s.cy)], [int(z[k]) + 1], calibration, disk_thickness_mm)
+        out.append({"on": ids[k], "x_mm": round(float(x), 1), "y_mm": round(float(y), 1),
+                    "radius_mm": sizes.radius(s.size), "size": s.size, "probability": s.probability})
+    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,8 +19,8 @@ from tablesight.scene import SIZE_CLASSES
 from vision.accept import Accepted, JudgementLog, accept, outline_against
 from vision.candidates import Seed, find_candidates
 from vision.facemap import FaceMaps
-from vision.fit import (DEFAULT_CONFIG, DetectorConfig, DiskFit, RimReading, first_reading, fit_circles,
-                       ray_angles, read_rims)
+from vision.fit import (DEFAULT_CONFIG, DetectorConfig, DiskFit, RimReading, SuspectedDisk, first_reading,
+                       fit_circles, ray_angles, read_rims)
 from vision.refine import align_centres, masked_median
 from vision.verdict import CircleEvidence
 
@@ -53,6 +53,32 @@ def _aligned(done: list[Accepted], rect: np.ndarray, scale: float, mm: float, cf
     cx, cy = align_centres(rect, _to_rect(u, scale), _to_rect(v, scale), r * scale, usable)
     return [replace(a, u=float((x + 0.5) / scale - 0.5), v=float((y + 0.5) / scale - 0.5))
             for a, x, y in zip(done, cx, cy)]
+
+
+def _suspects(done: list[Accepted], turned_down: list[tuple[float, float, float, float]], radii_map: Sequence[float],
+              scale: float, cfg: DetectorConfig) -> list[SuspectedDisk | None]:
+    """For each accepted disk, the likeliest circle the verdict turned down (u, v, r_class, probability; map px)
+    lying wholly within it (a smaller class, at most 30 % of its radius out) and no copy of an accepted disk: a disk
+    that may lie on it. None where there is none."""
+    if not turned_down or not done:
+        return [None] * len(done)
+    t = np.array(turned_down)
+    acc = np.array([(a.u, a.v, a.r_class) for a in done])
+    copy = ((np.abs(acc[None, :, 2] - t[:, None, 2]) < 0.5)
+            & (np.hypot(acc[None, :, 0] - t[:, None, 0], acc[None, :, 1] - t[:, None, 1])
+               < cfg.copy_distance * t[:, None, 2])).any(1)
+    out: list[SuspectedDisk | None] = []
+    for a in done:
+        within = ~copy & (t[:, 2] < 0.95 * a.r_class) & (np.hypot(t[:, 0] - a.u, t[:, 1] - a.v) + t[:, 2]
+                                                          <= a.r_class + 0.3 * t[:, 2])
+        if not within.any():
+            out.append(None)
+            continue
+        u, v, rc, p = t[np.flatnonzero(within)[np.argmax(t[within, 3])]]
+        size = SIZE_CLASSES[int(np.argmin([abs(r - rc) for r in radii_map]))]
+        out.append(SuspectedDisk(cx=float(_to_rect(u, scale)), cy=float(_to_rect(v, scale)), r_px=float(rc * scale),
+                                 size=size, probability=round(float(p), 3)))
+    return out
 
 
 def _ring_colours(rect: np.ndarray, done: list[Accepted], angles: np.ndarray, scale: float, mm: float,
@@ -125,7 +151,15 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
         is_seed = np.array([s is not None for s in cand.seed])
         context = is_seed & ~want
         allowed &= want | is_seed
-    done = accept(maps, cand, reading, r_class, cfg, mm, allowed, verdict, log, first=first)
+    turned_down: list[tuple[float, float, float, float]] = []
+
+    def noted(ev: CircleEvidence, u: float, v: float, rc: float, accepted: bool, probability: float) -> None:
+        if not accepted and probability >= cfg.suspect_probability:
+            turned_down.append((u, v, rc, probability))
+        if log is not None:
+            log(ev, u, v, rc, accepted, probability)
+
+    done = accept(maps, cand, reading, r_class, cfg, mm, allowed, verdict, noted, first=first)
     # a disk found anew where the previous scene had one of its size continues it (its id and order)
     seed_of = {a.index: cand.seed[a.index] for a in done}
     used = {id(s) for s in seed_of.values() if s is not None}
@@ -144,7 +178,7 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
     done = _aligned(done, rect, scale, mm, cfg)
     rings = _ring_colours(rect, done, reading.angles, scale, mm, cfg)
     fits = []
-    for a, ring in zip(done, rings):
+    for a, ring, suspect in zip(done, rings, _suspects(done, turned_down, radii_map, scale, cfg)):
         if context[a.index]:
             continue
         seed = seed_of[a.index]
@@ -156,5 +190,5 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
                             confidence=confidence(a.rim_fraction, a.open_consistency, a.face)
                             if a.probability is None else min(a.probability, 0.999),
                             seed_id=None if seed is None else seed.id, seed_z=None if seed is None else seed.z,
-                            rim_r_px=a.r * scale))
+                            rim_r_px=a.r * scale, suspect=suspect))
     return fits

@@ -383,6 +383,15 @@ class Tracker:
                 extra["uncertain_pairs"] = pairs
             else:
                 del extra["uncertain_pairs"]
+        if "suspected_disks" in extra:
+            # ... and so the disks a disk may lie on, while that disk is shown
+            shown = {d.id for d in result.disks if not d.extra.get("hidden")}
+            suspected = [{**s, "on": renamed[s["on"]]} for s in extra["suspected_disks"]
+                         if renamed.get(s["on"]) in shown]
+            if suspected:
+                extra["suspected_disks"] = suspected
+            else:
+                del extra["suspected_disks"]
         if self.casualties:
             extra["casualties"] = list(self.casualties)
         return replace(result, extra=extra)

@@ -69,7 +69,7 @@ def frame_judgements(job: tuple[str, int, str | None]) -> tuple[np.ndarray, np.n
     rows: list[np.ndarray] = []
     labels: list[float] = []
 
-    def log(ev: CircleEvidence, u: float, v: float, r_class: float, accepted: bool) -> None:
+    def log(ev: CircleEvidence, u: float, v: float, r_class: float, accepted: bool, probability: float) -> None:
         d = np.hypot(tu - u, tv - v)
         same = (np.abs(tr - r_class) < 0.5) & (d < MATCH_SHARE * tr)
         hit = np.flatnonzero(same)

@@ -299,7 +299,7 @@ def test_new_circles_are_judged_by_the_verdict_and_history_by_its_own_rule():
 
     def run(p, seeds=()):
         return locate_in_maps(maps, rect, list(RADII_MM), SCALE, MM, seeds, DEFAULT_CONFIG, None, None,
-                              lambda ev: p, lambda ev, u, v, r, ok: judged.append((ev, ok)))
+                              lambda ev: p, lambda ev, u, v, r, ok, prob: judged.append((ev, ok)))
 
     assert run(0.0) == []                                  # a verdict that sees no disk: none found
     assert judged and not any(ok for _, ok in judged)
@@ -325,7 +325,7 @@ def test_a_circle_left_is_not_judged_again_until_a_disk_is_accepted_near_it():
         return 0.9 if ev.radius_mm > 40 else 0.1
 
     fits = locate_in_maps(maps, rect, list(RADII_MM), SCALE, MM, (), DEFAULT_CONFIG, None, None, verdict,
-                          lambda ev, u, v, r, ok: logged.append((ev, round(u), round(v), r, ok)))
+                          lambda ev, u, v, r, ok, prob: logged.append((ev, round(u), round(v), r, ok)))
     assert [f.size for f in fits] == ["large"]
     medium = [k for k in logged if k[3] == pytest.approx(32.0 * MM) and not k[4]]
     assert len(medium) >= 2 and len({k[1:] for k in medium}) == 1     # the same judgement in each pass

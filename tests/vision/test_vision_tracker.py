@@ -122,6 +122,19 @@ def test_uncertain_pairs_are_named_by_track_ids():
     assert ids_at(b)[(300, 300)] == ids_at(a)[(300, 300)]
 
 
+def test_suspected_disks_are_named_by_track_ids_and_dropped_with_their_disk():
+    from dataclasses import replace
+
+    t = Tracker(players=PLAYERS)
+    a = t.update(scene(disk(1, 100, 100, "large"), disk(2, 300, 300)))
+    suspect = {"x_mm": 104.0, "y_mm": 98.0, "radius_mm": 22.0, "size": "small", "probability": 0.3}
+    b = t.update(replace(scene(disk(7, 300, 300), disk(9, 100, 100, "large")),
+                         extra={"suspected_disks": [{"on": "x9", **suspect}, {"on": "gone", **suspect}]}))
+    assert b.extra["suspected_disks"] == [{"on": ids_at(a)[(100, 100)], **suspect}]
+    c = t.update(replace(scene(disk(7, 300, 300)), extra={"suspected_disks": [{"on": "gone", **suspect}]}))
+    assert "suspected_disks" not in c.extra
+
+
 def test_removed_disk_becomes_a_casualty_after_a_few_commits():
     t = Tracker(TrackerConfig(casualty_after=2), players=PLAYERS)
     a = t.update(scene(disk(1, 100, 100), disk(2, 600, 600)))

@@ -220,6 +220,11 @@ def test_overlays_pins_engagements_harried_and_terrain(browser, server):
     assert page.locator("circle.harried-mark").count() == len(v.report.harried)
     unsure = [d.id for d in v.scene.disks if d.confidence is not None and d.confidence < 0.6]
     assert unsure == ["d6"] and page.locator('g.disk[data-disk="d6"] text.unsure-mark').count() == 1
+    # a disk the camera suspects lies on d4 (the scene's `suspected_disks`): a dashed "?" there, a word on d4's card
+    assert page.locator('g.suspect-mark[data-on="d4"] circle').get_attribute("r") == "22"
+    page.click('g.disk[data-disk="d4"]')
+    assert "a smaller disk may lie on this one" in page.locator("#disk-info").inner_text()
+    page.keyboard.press("Escape")
     assert "forest" in page.locator("#table").text_content()
     assert page.locator("polygon.zone").count() == len(v.scene.deployment_zones) == 2
     page.click("#tab-calls")

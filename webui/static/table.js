@@ -258,6 +258,14 @@
       g.addEventListener("click", (ev) => { ev.stopPropagation(); selectDisk(d.id); });
       g.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); selectDisk(d.id); } });
     }
+    // Where the camera suspects a disk lying on another that it could not tell from a ring in the lower one's art.
+    for (const s of sc.suspected_disks || []) {
+      if (!diskById(s.on)) continue;
+      const g = el("g", { class: "suspect-mark", "data-on": s.on, "pointer-events": "none" }, dg);
+      el("circle", { cx: s.x_mm, cy: s.y_mm, r: s.radius_mm, fill: "none", stroke: "#ffd23f", "stroke-width": px * 2.5, "stroke-dasharray": `${px * 5} ${px * 4}` }, g);
+      const q = el("text", { x: s.x_mm, y: s.y_mm, "text-anchor": "middle", "dominant-baseline": "central", "font-size": px * 15, "font-weight": 800, fill: "#ffd23f", stroke: "#000", "stroke-width": px * 3, "paint-order": "stroke" }, g);
+      q.textContent = "?";
+    }
     if (sel) {
       el("circle", { cx: sel.x_mm, cy: sel.y_mm, r: sel.radius_mm + px * 3, fill: "none", stroke: "#fff", "stroke-width": px * 3.5, class: "sel-ring", id: "sel-ring" }, svg);
     }
@@ -514,6 +522,7 @@
     h.push(`<h2>${esc(unitName(d) || "Unknown unit")}</h2>`);
     h.push(`<div class="sub">${dot(d.player)} ${esc(d.player || "owner unknown")} · disk ${esc(d.id)}${d.size ? " · " + esc(d.size) : ""} · Ø ${fmt(2 * d.radius_mm, 0)} mm${d.confidence !== undefined ? ` · camera ${Math.round(d.confidence * 100)}% sure` : ""}</div>`);
     if (d.confidence !== undefined && d.confidence < LOW_CONFIDENCE) h.push('<div><span class="chip warn">the camera is unsure about this disk: check it, correct it below</span></div>');
+    if ((v.scene.suspected_disks || []).some((s) => s.on === d.id)) h.push('<div><span class="chip warn">a smaller disk may lie on this one (the dashed ?): from above the camera cannot tell it from a ring in the art. Lift it and put it back, and the camera sees it arrive</span></div>');
     if (d.corrected) h.push(`<div><span class="chip fixed">corrected: ${esc(d.corrected.join(", "))}</span></div>`);
     const cat = d.unit ? S.units.get(d.unit) : null;
     if (d.unit && !cat && S.units.size) h.push(`<div class="sub">“${esc(d.unit)}” is not in the unit catalog: its stats are unknown.</div>`);
