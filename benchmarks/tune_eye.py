@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=None, help="a face network of one's own (default: the shipped one)")
     p.add_argument("--verdict", default=None, help="a verdict file of one's own (default: the shipped one)")
     p.add_argument("--judge", default=None, help="a pair judge of one's own (default: the shipped one)")
+    p.add_argument("--no-second-look", action="store_true", help="suspicions are not looked at again")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
     for name in ("model", "verdict", "judge"):
@@ -87,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             config = replace(config, rim_level=args.rim_level)
         if args.min_rim is not None:
             config = replace(config, min_rim=args.min_rim)
+        if args.no_second_look:
+            config = replace(config, second_look=False)
         chosen = stacking.DEFAULT_STACKING
         for name in ("height_weight", "judge_weight"):
             if getattr(args, name) is not None:
@@ -107,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
             t.frames += 1
             score_frame(t, frame.scene, scene, diam)
     print(line("all tuning frames", total))
+    print(f"  ({total.found['visible']} of {total.present['visible']} disks >= 50 % visible found, "
+          f"{total.detections - sum(total.found.values())} of {total.detections} detections not a disk; "
+          f"pins {total.pins_found} of {total.pins_detected} detected right, of {total.pins_true} true)")
     if args.per_family:
         for family, t in per.items():
             print(line(family, t))
