@@ -136,7 +136,6 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
                                rectified_frame, sizes_for)
     from vision.fit import DEFAULT_CONFIG
     from vision.locate import locate_in_maps
-    from vision.second_look import confirmed
     from vision.scene_match import match, visible_fraction
     from vision.synth.render import render_frame
     from vision.synth.facemaps import share_over_lower
@@ -157,7 +156,6 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
     judged: list[tuple[float, float, float, bool]] = []
     fits = locate_in_maps(maps, rect, radii, scale, mm, (), cfg, battlefield_px(cal),
                           log=lambda ev, u, v, r, ok, prob: judged.append((u, v, r, ok)))
-    fits = confirmed(rect, fits, ppm, net, cfg)     # the second look at suspicions, as `detect_frame` takes it
     scene = finish_detection(maps, fits, rect, cal, sizes, None, cfg).scene
     matched = match(frame.scene, scene)
     found = set(matched.values())

@@ -67,7 +67,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=None, help="a face network of one's own (default: the shipped one)")
     p.add_argument("--verdict", default=None, help="a verdict file of one's own (default: the shipped one)")
     p.add_argument("--judge", default=None, help="a pair judge of one's own (default: the shipped one)")
-    p.add_argument("--no-second-look", action="store_true", help="suspicions are not looked at again")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
     for name in ("model", "verdict", "judge"):
@@ -88,8 +87,6 @@ def main(argv: list[str] | None = None) -> int:
             config = replace(config, rim_level=args.rim_level)
         if args.min_rim is not None:
             config = replace(config, min_rim=args.min_rim)
-        if args.no_second_look:
-            config = replace(config, second_look=False)
         chosen = stacking.DEFAULT_STACKING
         for name in ("height_weight", "judge_weight"):
             if getattr(args, name) is not None:

@@ -66,16 +66,14 @@ class FaceMaps:
         return (np.asarray(uv, np.float64) + 0.5) * STRIDE - 0.5
 
 
-def face_maps(rect: np.ndarray, model_path: Path | str | None = None, one_off: bool = False) -> FaceMaps:
-    """The face, rim and height maps of a rectified BGR image (1 px/mm). `one_off`: a small crop whose shape says
-    nothing of the next frame's (it never gets a session fixed to its shape, which would push out the frame's:
-    `vision.runtime.session`)."""
+def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMaps:
+    """The face, rim and height maps of a rectified BGR image (1 px/mm)."""
     if rect.ndim != 3 or rect.shape[2] != 3 or rect.dtype != np.uint8:
         raise InputError(f"face_maps: expected a BGR uint8 image, got {rect.dtype} {rect.shape}")
     h, w = rect.shape[:2]
     ph, pw = -(-h // _ALIGN) * _ALIGN, -(-w // _ALIGN) * _ALIGN
     sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "model", "vision.facemap_training",
-                   None if one_off else (1, 3, ph, pw))
+                   (1, 3, ph, pw))
     offset = input_offset(sess.get_modelmeta().custom_metadata_map)    # vision.cpu_layout
     # (1, 3, H, W), BGR as is, 0..255 less the offset, padded to whole strides by mirroring the last rows and columns
     if ph - h > h or pw - w > w:    # smaller than its padding: mirrored as often as it takes

@@ -53,7 +53,6 @@ class DetectorConfig:
     suspect_probability: float = 0.2     # a circle turned down inside a larger disk at this verdict probability or
                                          # more is reported as a disk that may lie on it (tuning frames: 13 of 37
                                          # such reports point at a disk missed there; 0.3: 8 of 19)
-    second_look: bool = True             # suspicions looked at again at twice the scale (vision.second_look)
 
     def __post_init__(self) -> None:
         if not 24 <= self.rays <= 720:

@@ -67,20 +67,12 @@ class CommitInfo:
     carried: int
 
 
-#: The live table's eye: no second look at suspicions (`vision.second_look`). A disk the live table claims is
-#: carried as history until its place changes, so a claim from one frame's guess would cost every later moment;
-#: the live table sees such disks arrive instead (`vision.arrival`). Tried: in the training rooms' stack clips 9 more
-#: exact pin sets and 8 more detections not a disk; in the held-out rooms of the live gate 6 fewer disks seen
-#: arriving and 18 more not a disk (benchmarks/results/vision.md).
-LIVE_DETECTOR = replace(DEFAULT_CONFIG, second_look=False)
-
-
 @dataclass(frozen=True)
 class PipelineConfig:
     """Settings of the live pipeline (validated; every part keeps its own config)."""
 
     diameters_mm: DiskSizes | None = None         # None: the calibration's measured sizes, else the defaults
-    detector: DetectorConfig = LIVE_DETECTOR
+    detector: DetectorConfig = DEFAULT_CONFIG
     motion: MotionConfig = field(default_factory=MotionConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
     change: ChangeConfig | None = field(default_factory=ChangeConfig)  # None: every commit detects the whole frame

@@ -81,29 +81,20 @@ def _suspects(done: list[Accepted], turned_down: list[tuple[float, float, float,
     return out
 
 
-def ring_colours(rect: np.ndarray, x: np.ndarray, y: np.ndarray, r: np.ndarray, shown: np.ndarray) -> np.ndarray:
-    """Each circle's border colour (BGR, (M, 3)), the tracker's identity cue: the median on the circles of radius
-    `r` round (x, y) (rectified px; a little inside each outline) over the rays `shown` (M, K; all rays when fewer
-    than four are)."""
-    if not len(x):
-        return np.zeros((0, 3))
-    angles = ray_angles(shown.shape[1])
-    xs = np.asarray(x, np.float64)[:, None] + np.asarray(r, np.float64)[:, None] * np.cos(angles)
-    ys = np.asarray(y, np.float64)[:, None] + np.asarray(r, np.float64)[:, None] * np.sin(angles)
-    cols = cv2.remap(rect, xs.astype(np.float32), ys.astype(np.float32), cv2.INTER_LINEAR,
-                     borderMode=cv2.BORDER_REPLICATE).astype(np.float64)          # (M, K, 3)
-    return masked_median(cols, shown | (shown.sum(1, keepdims=True) < 4))
-
-
-def _ring_colours(rect: np.ndarray, done: list[Accepted], scale: float, mm: float, cfg: DetectorConfig
-                  ) -> np.ndarray:
-    """The accepted disks' border colours (`ring_colours`), `ring_depth_mm` inside their outlines."""
+def _ring_colours(rect: np.ndarray, done: list[Accepted], angles: np.ndarray, scale: float, mm: float,
+                  cfg: DetectorConfig) -> np.ndarray:
+    """Each disk's border colour (BGR, (M, 3)): the median a little inside its outline on the rays that show it
+    (all rays when fewer than four do), the tracker's identity cue."""
     if not done:
         return np.zeros((0, 3))
-    return ring_colours(rect, _to_rect(np.array([a.u for a in done]), scale),
-                        _to_rect(np.array([a.v for a in done]), scale),
-                        np.array([a.r for a in done]) * scale - cfg.ring_depth_mm * mm * scale,
-                        np.array([a.shown for a in done]))
+    rr = np.array([a.r for a in done]) * scale - cfg.ring_depth_mm * mm * scale
+    xs = _to_rect(np.array([a.u for a in done]), scale)[:, None] + rr[:, None] * np.cos(angles)
+    ys = _to_rect(np.array([a.v for a in done]), scale)[:, None] + rr[:, None] * np.sin(angles)
+    cols = cv2.remap(rect, xs.astype(np.float32), ys.astype(np.float32), cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE).astype(np.float64)          # (M, K, 3)
+    shown = np.array([a.shown for a in done])
+    return masked_median(cols, shown | (shown.sum(1, keepdims=True) < 4))
+
 
 
 def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], scale: float, mm: float,
@@ -185,7 +176,7 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
             seed_of[a.index] = best
             used.add(id(best))
     done = _aligned(done, rect, scale, mm, cfg)
-    rings = _ring_colours(rect, done, scale, mm, cfg)
+    rings = _ring_colours(rect, done, reading.angles, scale, mm, cfg)
     fits = []
     for a, ring, suspect in zip(done, rings, _suspects(done, turned_down, radii_map, scale, cfg)):
         if context[a.index]:
