@@ -259,7 +259,8 @@
       g.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); selectDisk(d.id); } });
     }
     // Where the camera suspects a disk lying on another that it could not tell from a ring in the lower one's art.
-    for (const s of suspected()) {
+    for (const s of sc.suspected_disks || []) {
+      if (!diskById(s.on)) continue;
       const g = el("g", { class: "suspect-mark", "data-on": s.on, "pointer-events": "none" }, dg);
       el("circle", { cx: s.x_mm, cy: s.y_mm, r: s.radius_mm, fill: "none", stroke: "#ffd23f", "stroke-width": px * 2.5, "stroke-dasharray": `${px * 5} ${px * 4}` }, g);
       const q = el("text", { x: s.x_mm, y: s.y_mm, "text-anchor": "middle", "dominant-baseline": "central", "font-size": px * 15, "font-weight": 800, fill: "#ffd23f", stroke: "#000", "stroke-width": px * 3, "paint-order": "stroke" }, g);
@@ -521,7 +522,7 @@
     h.push(`<h2>${esc(unitName(d) || "Unknown unit")}</h2>`);
     h.push(`<div class="sub">${dot(d.player)} ${esc(d.player || "owner unknown")} · disk ${esc(d.id)}${d.size ? " · " + esc(d.size) : ""} · Ø ${fmt(2 * d.radius_mm, 0)} mm${d.confidence !== undefined ? ` · camera ${Math.round(d.confidence * 100)}% sure` : ""}</div>`);
     if (d.confidence !== undefined && d.confidence < LOW_CONFIDENCE) h.push('<div><span class="chip warn">the camera is unsure about this disk: check it, correct it below</span></div>');
-    if (suspected().some((s) => s.on === d.id)) h.push('<div><span class="chip warn">a smaller disk may lie on this one (the dashed ?): from above the camera cannot tell it from a ring in the art. Lift it and put it back, and the camera sees it arrive</span></div>');
+    if ((v.scene.suspected_disks || []).some((s) => s.on === d.id)) h.push('<div><span class="chip warn">a smaller disk may lie on this one (the dashed ?): from above the camera cannot tell it from a ring in the art. Lift it and put it back, and the camera sees it arrive</span></div>');
     if (d.corrected) h.push(`<div><span class="chip fixed">corrected: ${esc(d.corrected.join(", "))}</span></div>`);
     const cat = d.unit ? S.units.get(d.unit) : null;
     if (d.unit && !cat && S.units.size) h.push(`<div class="sub">“${esc(d.unit)}” is not in the unit catalog: its stats are unknown.</div>`);
@@ -977,19 +978,7 @@
     if (v.health.source === "demo") { banner.hidden = false; banner.className = "banner"; banner.innerHTML = '<b>Demo table</b> — no camera connected<span class="long">; a looping synthetic game. Start <code>tablesight serve --camera 0 --calibration table.json</code> to watch your own table</span>.'; }
     else if (v.health.source === "lost") { banner.hidden = false; banner.className = "banner bad"; banner.textContent = "The camera is lost — showing the last still table while it reconnects. " + (v.health.message || ""); }
     else if (v.report_error) { banner.hidden = false; banner.className = "banner bad"; banner.textContent = v.report_error; }
-    else if (suspected().length) {
-      // Disks the camera suspects lie on others but does not claim: the players can show it (lift, put back).
-      const n = suspected().length;
-      banner.hidden = false; banner.className = "banner";
-      banner.textContent = `The camera suspects ${n === 1 ? "a smaller disk" : n + " smaller disks"} lying on ${n === 1 ? "another" : "others"} (the dashed ?), from above like a ring in the art: lift ${n === 1 ? "it" : "each"} and put ${n === 1 ? "it" : "each"} back, and the camera sees ${n === 1 ? "it" : "them"} arrive.`;
-    }
     else banner.hidden = true;
-  }
-
-  // The scene's suspected disks whose lower disk is on the page (one a player marked "not a disk" is not).
-  function suspected() {
-    const v = S.view;
-    return v ? (v.scene.suspected_disks || []).filter((s) => diskById(s.on)) : [];
   }
 
   // While the rules are at work on a new table the page keeps the last report (of an earlier version of the
