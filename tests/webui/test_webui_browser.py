@@ -487,6 +487,21 @@ def test_a_table_change_is_pushed_to_the_page(browser, server, scene_file):
     page.close()
 
 
+def test_a_suspicion_goes_with_the_disk_it_was_on(browser, server, scene_file):
+    page = open_page(browser, server.url)
+    assert page.locator('g.suspect-mark[data-on="d4"]').count() == 1
+    key = page.evaluate("document.body.dataset.viewKey")
+    doc = json.loads(scene_file.read_text())
+    doc["disks"] = [d for d in doc["disks"] if d["id"] != "d4"]     # the scene still names d4 in suspected_disks
+    scene_file.write_text(json.dumps(doc))
+    st = scene_file.stat()
+    os.utime(scene_file, (st.st_atime, st.st_mtime + 5))
+    page.wait_for_function(f"document.body.dataset.viewKey !== {json.dumps(key)}", timeout=10000)
+    assert page.locator("g.suspect-mark").count() == 0
+    assert not page.errors
+    page.close()
+
+
 def test_a_slow_report_keeps_the_last_report_on_the_page(browser, scene_file, tmp_path, monkeypatch):
     """A table change whose report takes long: the page draws the new table at once and keeps the last report's
     overlays, faded and marked "computing" with the version they belong to, until the new report arrives."""
