@@ -105,3 +105,26 @@ def test_track_bad_video_is_one_line(files, capsys):
     assert main(["track", str(tmp / "clip.avi"), "--calibration", str(cal)]) == 2
     assert "cannot decode" in capsys.readouterr().err
     assert main(["track", str(tmp / "none.avi"), "--calibration", str(cal)]) == 2
+
+
+def test_detect_says_where_a_disk_may_lie_and_report_reads_the_scene(tmp_path, capsys):
+    # Test seed 502 in a training family's room: one frame's eye suspects a small disk lying on a larger one
+    # (`suspected_disks`, tests/vision/test_vision_detect.py); the CLI's scene carries it, and `report` reads
+    # that scene as any other.
+    from vision.synth.render import render_frame
+    from vision.synth.seeds import TEST_SEEDS
+    from vision.synth.truth import truth_calibration
+    from vision.synth.world import world_table
+
+    setup, camera = world_table(TEST_SEEDS[2], "photo-thin-felt")
+    diam = ",".join(f"{v:g}" for v in setup.diameters_mm)
+    truth_calibration(camera, tuple(setup.diameters_mm)).save(tmp_path / "table.json")
+    cv2.imwrite(str(tmp_path / "frame.png"), render_frame(setup, camera).image)
+    assert main(["detect", str(tmp_path / "frame.png"), "--calibration", str(tmp_path / "table.json"),
+                 "--disk-diameters-mm", diam]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ids = {d["id"] for d in doc["disks"]}
+    assert doc["suspected_disks"] and all(s["on"] in ids for s in doc["suspected_disks"])
+    (tmp_path / "scene.json").write_text(json.dumps(doc))
+    assert main(["report", str(tmp_path / "scene.json")]) == 0
+    assert "pins" in json.loads(capsys.readouterr().out)
