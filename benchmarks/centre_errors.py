@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +24,7 @@ for p in (ROOT, ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from eval_vision import _visible, match  # noqa: E402
+from eval_vision import _visible, dated_report, match  # noqa: E402
 from tune_eye import tuning_frames  # noqa: E402
 
 
@@ -90,14 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[tuple[float, float, str]] = []
     for _, setup, camera in tuning_frames(args.frames):
         rows += frame_errors(setup, camera)
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    text = "\n".join([f"Command: `.venv/bin/python benchmarks/centre_errors.py --frames {args.frames}"
-                      + (f" --out {args.out}`" if args.out else "`"), "", f"Date: {when}", "",
-                      "Centre errors of the disks >= 50 % visible the eye found (tuning seeds, standard tier):", "",
-                      *table(rows)]) + "\n"
-    print(text)
-    if args.out is not None:
-        args.out.write_text(f"# {__doc__.splitlines()[0]}\n\n{text}", encoding="utf-8")
+    dated_report(__doc__, f"benchmarks/centre_errors.py --frames {args.frames}"
+                 + (f" --out {args.out}" if args.out else ""),
+                 ["Centre errors of the disks >= 50 % visible the eye found (tuning seeds, standard tier):", "",
+                  *table(rows)], args.out)
     return 0
 
 

@@ -83,6 +83,17 @@ class Tally:
     frames: int = 0
 
 
+def dated_report(doc: str, command: str, lines: list[str], out: Path | None) -> str:
+    """A benchmark's result as markdown: its command, the time and `lines`; printed, and written to `out` under the
+    first line of the script's docstring `doc` as title."""
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    text = "\n".join([f"Command: `.venv/bin/python {command}`", "", f"Date: {when}", "", *lines]) + "\n"
+    print(text)
+    if out is not None:
+        out.write_text(f"# {doc.splitlines()[0]}\n\n{text}", encoding="utf-8")
+    return text
+
+
 def _size_of(d, diameters: tuple[float, float, float]) -> str:
     if d.size is not None:
         return d.size

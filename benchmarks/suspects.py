@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +27,8 @@ for p in (ROOT, ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from eval_vision import _visible, match  # noqa: E402
+from eval_vision import dated_report, match  # noqa: E402
+from vision.scene_match import visible_fraction  # noqa: E402
 
 WITHIN = 0.7   # share of a disk's face over one larger disk that makes it one lying on it
 LEVELS = (0.2, 0.3, 0.4, 0.5)   # suspicions counted again at these probabilities (the shipped level first)
@@ -53,7 +53,7 @@ def frame_counts(setup, camera) -> dict[str, int]:
     scene = detect_frame(frame.image, truth_calibration(camera, diam), diam)
     truth = [t for t in frame.scene.disks if not t.extra.get("held")]
     found = set(match(frame.scene, scene).values())
-    lying = [t for t in truth if _visible(t) >= 0.5 and any(
+    lying = [t for t in truth if visible_fraction(t) >= 0.5 and any(
         o.radius_mm > t.radius_mm and o.z < t.z and _face_within(t, o) >= WITHIN for o in truth)]
     missed = [t for t in lying if t.id not in found]
     suspects = scene.extra.get("suspected_disks", [])
@@ -111,13 +111,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.frames < 1 or (args.seeds == "gate" and not args.family):
         print("suspects: --frames must be >= 1, and --seeds gate needs --family", file=sys.stderr)
         return 2
+    from tablesight.errors import InputError
+
     rows: dict[str, dict[str, int]] = {}
-    for family, setup, camera in frames(args.seeds, args.family, args.frames):
-        c = frame_counts(setup, camera)
-        t = rows.setdefault(family, dict.fromkeys(c, 0) | {"frames": 0})
-        t["frames"] += 1
-        for k, v in c.items():
-            t[k] += v
+    try:
+        for family, setup, camera in frames(args.seeds, args.family, args.frames):
+            c = frame_counts(setup, camera)
+            t = rows.setdefault(family, dict.fromkeys(c, 0) | {"frames": 0})
+            t["frames"] += 1
+            for k, v in c.items():
+                t[k] += v
+    except InputError as exc:      # an unknown family
+        print(f"suspects: {exc}", file=sys.stderr)
+        return 2
+    if not rows:
+        print("suspects: no frames (the families asked for are not among the tuning ones)", file=sys.stderr)
+        return 2
     total = {k: sum(r[k] for r in rows.values()) for k in next(iter(rows.values()))}
     from vision.fit import DEFAULT_CONFIG
 
@@ -134,12 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {lv} | {total['frames']} | {total['lying']} | {total['missed']} | "
                      f"{total[(lv, 'missed_flagged')]} | {total[(lv, 'flags')]} | {total[(lv, 'flags_right')]} | "
                      f"{total[(lv, 'flags_on_nothing')]} |")
-    command = " ".join(["benchmarks/suspects.py", *(argv if argv is not None else sys.argv[1:])])
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    text = "\n".join([f"Command: `.venv/bin/python {command}`", "", f"Date: {when}", "", *lines]) + "\n"
-    print(text)
-    if args.out is not None:
-        args.out.write_text(f"# {__doc__.splitlines()[0]}\n\n{text}", encoding="utf-8")
+    dated_report(__doc__, " ".join(["benchmarks/suspects.py", *(argv if argv is not None else sys.argv[1:])]), lines,
+                 args.out)
     return 0
 
 
