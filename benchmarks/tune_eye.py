@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/tune_eye.py [--frames 6] [--height-weight W] [--judge-weight W]
                                             [--accept-probability P] [--rim-level L] [--min-rim R]
                                             [--model NET.onnx --verdict VERDICT.json]
-                                            [--judge JUDGE.onnx]
+                                            [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
+                                            [--nest-probability P|off]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
@@ -12,7 +13,9 @@ precision, centre error, stacking order, pins), then one line per family with `-
 `StackingConfig.judge_weight`, `DetectorConfig.accept_probability`, `DetectorConfig.rim_level` and
 `DetectorConfig.min_rim`, so a setting's
 choice can be rerun (the verdict stays the shipped one unless `--verdict` names another); `--model` and `--verdict` run a retrained
-network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge.
+network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge,
+`--nest-judge` a retrained nest judge; `--nest-probability` overrides `DetectorConfig.nest_probability` (`off`: the
+nest judge is not asked).
 """
 
 from __future__ import annotations
@@ -67,12 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=None, help="a face network of one's own (default: the shipped one)")
     p.add_argument("--verdict", default=None, help="a verdict file of one's own (default: the shipped one)")
     p.add_argument("--judge", default=None, help="a pair judge of one's own (default: the shipped one)")
+    p.add_argument("--nest-judge", default=None, help="a nest judge of one's own (default: the shipped one)")
+    p.add_argument("--nest-probability", default=None, help="DetectorConfig.nest_probability, or off")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
-    for name in ("model", "verdict", "judge"):
+    for name in ("model", "verdict", "judge", "nest_judge"):
         path = getattr(args, name)
         if path is not None and not Path(path).is_file():
-            print(f"tune_eye: --{name} {path}: no such file", file=sys.stderr)
+            print(f"tune_eye: --{name.replace('_', '-')} {path}: no such file", file=sys.stderr)
             return 2
     from vision import detect, stacking
     from vision.fit import DEFAULT_CONFIG
@@ -80,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     from vision.synth.truth import truth_calibration
 
     try:   # the settings' own checks: a value out of range is one line
-        config = replace(DEFAULT_CONFIG, model_path=args.model, verdict_path=args.verdict)
+        config = replace(DEFAULT_CONFIG, model_path=args.model, verdict_path=args.verdict, nest_model=args.nest_judge)
+        if args.nest_probability is not None:
+            config = replace(config, nest_probability=None if args.nest_probability == "off"
+                             else float(args.nest_probability))
         if args.accept_probability is not None:
             config = replace(config, accept_probability=args.accept_probability)
         if args.rim_level is not None:

@@ -7,6 +7,7 @@ lies on which, table millimetres.
     vision.fit         sub-pixel circles of the calibrated radii on the rim map
     vision.accept      which circles are disks: the verdict on what they explain
     vision.locate      the whole geometric step, centres refined on the image
+    vision.nestjudge   is a circle within a disk a disk lying on it, or a ring in its art: the image asked again
     vision.stacking    which disk lies on which: outline evidence in each overlap lens, face heights, history
     vision.ruler       where the range ruler lies (no disk is read on it when the table is read at another scale)
     vision.detect      this module: the steps in order, history seeds, table mm and the Scene
@@ -32,6 +33,7 @@ from vision.candidates import Seed
 from vision.facemap import STRIDE, TRAINED_DIAMETERS_MM, FaceMaps, face_maps
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import locate_in_maps
+from vision.nestjudge import confirmed_nests
 from vision.refine import align_centres, rays_over_lower
 from vision.ruler import RulerStrip, find_ruler
 from vision.sizes import DiskSizes
@@ -157,7 +159,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0, se
     radii = [sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES]
     fits = locate_in_maps(maps, rect, radii, map_scale(px_per_mm_, net), net / STRIDE, seeds, config,
                           battlefield_px, where)
-    return fits, maps
+    return confirmed_nests(rect, fits, px_per_mm_, config), maps
 
 
 def disk_centres_mm(fits: Sequence[DiskFit], z: Sequence[int], calibration: Any,
@@ -337,6 +339,7 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
         seeds_of = previous if detection is None else detection.scene
         fits = locate_in_maps(maps, rect, radii, map_scale(ppm, net), net / STRIDE,
                               seeds_from(seeds_of, calibration, sizes), config, battlefield_px(calibration), where)
+        fits = confirmed_nests(rect, fits, ppm, config)
         detection = finish_detection(maps, fits, rect, calibration, sizes, seeds_of, config)
     assert detection is not None
     return detection

@@ -55,9 +55,17 @@ def _aligned(done: list[Accepted], rect: np.ndarray, scale: float, mm: float, cf
             for a, x, y in zip(done, cx, cy)]
 
 
-def _suspects(done: list[Accepted], turned_down: list[tuple[float, float, float, float]], radii_map: Sequence[float],
-              scale: float, cfg: DetectorConfig) -> list[SuspectedDisk | None]:
-    """For each accepted disk, the likeliest circle the verdict turned down (u, v, r_class, probability; map px)
+def lies_within(x, y, r, bx, by, br) -> np.ndarray:
+    """Whether circle (x, y, r) lies wholly within the circle (bx, by, br) of a larger size class, at most 30 % of
+    its radius out (any units, arrays broadcast): a place where a disk may lie on that one."""
+    x, y, r, bx, by, br = (np.asarray(a, np.float64) for a in (x, y, r, bx, by, br))
+    return (r < 0.95 * br) & (np.hypot(x - bx, y - by) + r <= br + 0.3 * r)
+
+
+def _suspects(done: list[Accepted], turned_down: list[tuple[float, float, float, float, float]],
+              radii_map: Sequence[float], scale: float, cfg: DetectorConfig) -> list[SuspectedDisk | None]:
+    """For each accepted disk, the likeliest circle the verdict turned down (u, v, r_class, probability, share of
+    its outline shown; map px)
     lying wholly within it (a smaller class, at most 30 % of its radius out) and no copy of an accepted disk: a disk
     that may lie on it. None where there is none."""
     if not turned_down or not done:
@@ -69,31 +77,40 @@ def _suspects(done: list[Accepted], turned_down: list[tuple[float, float, float,
                < cfg.copy_distance * t[:, None, 2])).any(1)
     out: list[SuspectedDisk | None] = []
     for a in done:
-        within = ~copy & (t[:, 2] < 0.95 * a.r_class) & (np.hypot(t[:, 0] - a.u, t[:, 1] - a.v) + t[:, 2]
-                                                          <= a.r_class + 0.3 * t[:, 2])
+        within = ~copy & lies_within(t[:, 0], t[:, 1], t[:, 2], a.u, a.v, a.r_class)
         if not within.any():
             out.append(None)
             continue
-        u, v, rc, p = t[np.flatnonzero(within)[np.argmax(t[within, 3])]]
+        u, v, rc, p, shown = t[np.flatnonzero(within)[np.argmax(t[within, 3])]]
         size = SIZE_CLASSES[int(np.argmin([abs(r - rc) for r in radii_map]))]
         out.append(SuspectedDisk(cx=float(_to_rect(u, scale)), cy=float(_to_rect(v, scale)), r_px=float(rc * scale),
-                                 size=size, probability=round(float(p), 3)))
+                                 size=size, probability=round(float(p), 3), rim_shown=float(shown)))
     return out
 
 
-def _ring_colours(rect: np.ndarray, done: list[Accepted], angles: np.ndarray, scale: float, mm: float,
-                  cfg: DetectorConfig) -> np.ndarray:
-    """Each disk's border colour (BGR, (M, 3)): the median a little inside its outline on the rays that show it
-    (all rays when fewer than four do), the tracker's identity cue."""
-    if not done:
+def ring_colours(rect: np.ndarray, x: np.ndarray, y: np.ndarray, r: np.ndarray, shown: np.ndarray) -> np.ndarray:
+    """Each circle's border colour (BGR, (M, 3)), the tracker's identity cue: the median on the circles of radius
+    `r` round (x, y) (rectified px; a little inside each outline) over the rays `shown` (M, K; all rays when fewer
+    than four are)."""
+    if not len(x):
         return np.zeros((0, 3))
-    rr = np.array([a.r for a in done]) * scale - cfg.ring_depth_mm * mm * scale
-    xs = _to_rect(np.array([a.u for a in done]), scale)[:, None] + rr[:, None] * np.cos(angles)
-    ys = _to_rect(np.array([a.v for a in done]), scale)[:, None] + rr[:, None] * np.sin(angles)
+    angles = ray_angles(shown.shape[1])
+    xs = np.asarray(x, np.float64)[:, None] + np.asarray(r, np.float64)[:, None] * np.cos(angles)
+    ys = np.asarray(y, np.float64)[:, None] + np.asarray(r, np.float64)[:, None] * np.sin(angles)
     cols = cv2.remap(rect, xs.astype(np.float32), ys.astype(np.float32), cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_REPLICATE).astype(np.float64)          # (M, K, 3)
-    shown = np.array([a.shown for a in done])
     return masked_median(cols, shown | (shown.sum(1, keepdims=True) < 4))
+
+
+def _ring_colours(rect: np.ndarray, done: list[Accepted], scale: float, mm: float, cfg: DetectorConfig
+                  ) -> np.ndarray:
+    """The accepted disks' border colours (`ring_colours`), `ring_depth_mm` inside their outlines."""
+    if not done:
+        return np.zeros((0, 3))
+    return ring_colours(rect, _to_rect(np.array([a.u for a in done]), scale),
+                        _to_rect(np.array([a.v for a in done]), scale),
+                        np.array([a.r for a in done]) * scale - cfg.ring_depth_mm * mm * scale,
+                        np.array([a.shown for a in done]))
 
 
 
@@ -151,11 +168,11 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
         is_seed = np.array([s is not None for s in cand.seed])
         context = is_seed & ~want
         allowed &= want | is_seed
-    turned_down: list[tuple[float, float, float, float]] = []
+    turned_down: list[tuple[float, float, float, float, float]] = []
 
     def noted(ev: CircleEvidence, u: float, v: float, rc: float, accepted: bool, probability: float) -> None:
         if not accepted and probability >= cfg.suspect_probability:
-            turned_down.append((u, v, rc, probability))
+            turned_down.append((u, v, rc, probability, ev.rim_all))
         if log is not None:
             log(ev, u, v, rc, accepted, probability)
 
@@ -176,7 +193,7 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
             seed_of[a.index] = best
             used.add(id(best))
     done = _aligned(done, rect, scale, mm, cfg)
-    rings = _ring_colours(rect, done, reading.angles, scale, mm, cfg)
+    rings = _ring_colours(rect, done, scale, mm, cfg)
     fits = []
     for a, ring, suspect in zip(done, rings, _suspects(done, turned_down, radii_map, scale, cfg)):
         if context[a.index]:

@@ -107,7 +107,7 @@ def _jittered(c: Circle, rng: np.random.Generator) -> Circle:
                   c.r + rng.normal(0, RADIUS_JITTER_MM))
 
 
-def _recolour(bgr: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def recoloured(bgr: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A random look for a (PATCH, PATCH, 3) float 0..255 patch."""
     img = bgr[..., rng.permutation(3)] * rng.uniform(0.6, 1.4, 3)[None, None, :] + rng.uniform(-30, 30, 3)
     if rng.random() < 0.15:
@@ -134,7 +134,7 @@ def batch(examples: list[PairExample], rng: np.random.Generator, n: int, augment
         p = pair_patch(e.crop, b, a) if flip else pair_patch(e.crop, a, b)
         if augment:
             bgr = (p[:3].transpose(1, 2, 0) + 0.5) * 255.0
-            p[:3] = (_recolour(bgr, rng) / 255.0 - 0.5).transpose(2, 0, 1)
+            p[:3] = (recoloured(bgr, rng) / 255.0 - 0.5).transpose(2, 0, 1)
             if rng.random() < 0.5:  # the mirror image about the line of centres
                 p = p[:, ::-1]
         x[k], y[k] = p, 0.0 if flip else 1.0

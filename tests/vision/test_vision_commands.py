@@ -108,15 +108,15 @@ def test_track_bad_video_is_one_line(files, capsys):
 
 
 def test_detect_says_where_a_disk_may_lie_and_report_reads_the_scene(tmp_path, capsys):
-    # Test seed 502 in a training family's room: one frame's eye suspects a small disk lying on a larger one
-    # (`suspected_disks`, tests/vision/test_vision_detect.py); the CLI's scene carries it, and `report` reads
-    # that scene as any other.
+    # Test seed 503 in a training family's room: one frame's eye suspects a small disk lying on a larger one and
+    # the nest judge does not take it (`suspected_disks`, tests/vision/test_vision_detect.py); the CLI's scene
+    # carries it, and `report` reads that scene as any other.
     from vision.synth.render import render_frame
     from vision.synth.seeds import TEST_SEEDS
     from vision.synth.truth import truth_calibration
     from vision.synth.world import world_table
 
-    setup, camera = world_table(TEST_SEEDS[2], "photo-thin-felt")
+    setup, camera = world_table(TEST_SEEDS[3], "photo-thin-felt")
     diam = ",".join(f"{v:g}" for v in setup.diameters_mm)
     truth_calibration(camera, tuple(setup.diameters_mm)).save(tmp_path / "table.json")
     cv2.imwrite(str(tmp_path / "frame.png"), render_frame(setup, camera).image)

@@ -1,0 +1,128 @@
+"""Is a circle lying wholly within a disk another disk lying on it, or a ring printed in its art?
+
+Seen from above at the face network's 2 mm per map pixel, a small disk lying wholly on a larger one looks like a
+ring in the larger one's art, and the verdict turns most such circles down (the eye's commonest miss:
+`benchmarks/results/misses.md`); the likeliest of them stay as suspicions (`vision.fit.SuspectedDisk`). This judge
+looks at nothing but such a place, at the full 1 px/mm of the rectified image, where a disk's own cut edge, side
+wall, border and shadow, and the lower disk's art cut off at its edge, are a few pixels wide: a patch centred on
+the suspected circle A, turned so that the lower disk B's centre lies to its left, with two more channels giving
+each circle's signed distance (so the network knows where both run). It answers the logit that A is a disk lying
+on B.
+
+The network (`vision/models/nestjudge.onnx`) is trained by `python -m vision.nest_training` on the training
+families of the randomized world only, on the circles the eye itself turns down there; it runs on ONNX Runtime,
+well under a millisecond per suspicion.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import cv2
+import numpy as np
+
+from tablesight.errors import InputError
+from vision.cpu_layout import input_offset
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
+from vision.locate import ring_colours
+from vision.pairjudge import DIST_CLIP_MM, Circle
+from vision.runtime import session
+
+MODEL_PATH = Path(__file__).resolve().parent / "models" / "nestjudge.onnx"
+PATCH = 64             # patch side, px
+REACH_MM = 6.0         # the patch shows at least this much beyond A's outline (its wall, shadow, B's art round it)
+
+
+def patch_scale(a: Circle) -> float:
+    """Patch px per mm: 1, or less for a circle too large to show whole with `REACH_MM` round it."""
+    return min(1.0, (PATCH / 2.0) / (a.r + REACH_MM))
+
+
+def nest_frame(a: Circle, b: Circle) -> np.ndarray:
+    """The 2x3 affine map from patch px to mm of the image's grid: centred on A, x pointing from B's centre to
+    A's (any fixed direction when the two are concentric), `patch_scale(a)` px per mm."""
+    dx, dy = a.x - b.x, a.y - b.y
+    d = math.hypot(dx, dy)
+    ex, ey = (dx / d, dy / d) if d > 1e-6 else (1.0, 0.0)
+    s = 1.0 / patch_scale(a)
+    c = PATCH / 2.0 - 0.5
+    return np.array([[ex * s, -ey * s, a.x - c * s * (ex - ey)], [ey * s, ex * s, a.y - c * s * (ey + ex)]],
+                    np.float64)
+
+
+@lru_cache(maxsize=1)
+def _patch_grid() -> tuple[np.ndarray, np.ndarray]:
+    yy, xx = np.mgrid[0:PATCH, 0:PATCH].astype(np.float64)
+    yy.setflags(write=False)
+    xx.setflags(write=False)
+    return yy, xx
+
+
+def nest_patch(image: np.ndarray, a: Circle, b: Circle, px_per_mm: float = 1.0) -> np.ndarray:
+    """The judge's input for "is A a disk lying on B": (5, PATCH, PATCH) float32: B, G, R (0..1, centred), then the
+    signed distance to A's and B's circle (mm, negative inside, clipped, scaled to -1..1). `a`, `b` in mm of the
+    image's grid (image px / `px_per_mm`)."""
+    m = nest_frame(a, b)                                   # patch px -> mm
+    to_src = m * px_per_mm
+    src = image
+    shrink = px_per_mm / patch_scale(a)                    # image px per patch px
+    if shrink > 1.5:
+        # a finer image is blurred to about the patch's scale first: warping alone would alias
+        src = cv2.GaussianBlur(image, (0, 0), 0.5 * math.sqrt(shrink * shrink - 1.0))
+    bgr = cv2.warpAffine(src, to_src, (PATCH, PATCH), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                         borderMode=cv2.BORDER_REPLICATE)
+    yy, xx = _patch_grid()
+    px = m[0, 0] * xx + m[0, 1] * yy + m[0, 2]
+    py = m[1, 0] * xx + m[1, 1] * yy + m[1, 2]
+    out = np.empty((5, PATCH, PATCH), np.float32)
+    out[:3] = bgr.transpose(2, 0, 1).astype(np.float32) / 255.0 - 0.5
+    for k, c in ((3, a), (4, b)):
+        out[k] = np.clip((np.hypot(px - c.x, py - c.y) - c.r) / DIST_CLIP_MM, -1.0, 1.0)
+    return out
+
+
+def judge_nests(image: np.ndarray, nests: Sequence[tuple[Circle, Circle]], px_per_mm: float = 1.0,
+                model_path: Path | str | None = None) -> np.ndarray:
+    """For each (A, B), A lying wholly within B: the probability that A is a disk lying on B. `image`: BGR uint8
+    at `px_per_mm`; the circles in mm of its grid (px / `px_per_mm`)."""
+    if not nests:
+        return np.zeros(0)
+    if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        raise InputError(f"judge_nests: expected a BGR uint8 image, got {image.dtype} {image.shape}")
+    x = np.stack([nest_patch(image, a, b, px_per_mm) for a, b in nests])
+    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "nest model", "vision.nest_training")
+    x -= np.float32(input_offset(sess.get_modelmeta().custom_metadata_map))   # vision.cpu_layout (0: run as is)
+    out = np.asarray(sess.run(None, {sess.get_inputs()[0].name: x})[0], np.float64).reshape(-1)
+    return 1.0 / (1.0 + np.exp(-np.clip(out, -40.0, 40.0)))
+
+
+def confirmed_nests(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm: float,
+                    config: DetectorConfig = DEFAULT_CONFIG) -> list[DiskFit]:
+    """`fits` with every suspicion the judge finds at least `config.nest_probability` likely added as a disk lying
+    on the disk it lies within (and no longer a suspicion); `fits` as they are when the judge is not asked.
+    `rect`: the rectified image (`px_per_mm` px per mm) the fits were read from."""
+    if config.nest_probability is None:
+        return list(fits)
+    asked = [k for k, f in enumerate(fits) if f.suspect is not None]
+    if not asked:
+        return list(fits)
+    mm = 1.0 / px_per_mm
+    nests = [(Circle(fits[k].suspect.cx * mm, fits[k].suspect.cy * mm, fits[k].suspect.r_px * mm),
+              Circle(fits[k].cx * mm, fits[k].cy * mm, fits[k].r_px * mm)) for k in asked]
+    probability = judge_nests(rect, nests, px_per_mm, config.nest_model)
+    out = list(fits)
+    for k, p in zip(asked, probability):
+        if p < config.nest_probability:
+            continue
+        s = fits[k].suspect
+        ring = ring_colours(rect, np.array([s.cx]), np.array([s.cy]),
+                            np.array([s.r_px - config.ring_depth_mm * px_per_mm]), np.ones((1, config.rays), bool))[0]
+        out[k] = replace(fits[k], suspect=None)
+        out.append(DiskFit(cx=s.cx, cy=s.cy, r_px=s.r_px, size=s.size, rim_fraction=s.rim_shown,
+                           open_consistency=1.0, residual_px=0.0,
+                           ring_bgr=(float(ring[0]), float(ring[1]), float(ring[2])), confidence=min(float(p), 0.999)))
+    return out
