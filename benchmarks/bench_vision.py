@@ -170,6 +170,7 @@ def history(seeds, tier: str, log, kind: str = "game", family: str | None = None
     if not paths or set(paths) - set(PATHS):
         raise ValueError(f"paths must be some of {PATHS}")
     tallies = {path: _new_tally() for path in paths}
+    live = PipelineConfig()    # the live table's settings: its eye, its passes
     for seed in seeds:
         seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind=kind, family=family)
         cal = truth_calibration(seq.camera, None if family is None else seq.steps[0].setup.diameters_mm)
@@ -186,15 +187,15 @@ def history(seeds, tier: str, log, kind: str = "game", family: str | None = None
                        and math.hypot(d.x_mm - start[d.id][0], d.y_mm - start[d.id][1]) > 1.0}
             rect = cal.rectify(img)
             if "history" in tallies:
-                previous = tracker.update(locate_disks(rect, cal, sizes, previous).scene)
+                previous = tracker.update(locate_disks(rect, cal, sizes, previous, live.detector).scene)
                 _score(tallies["history"], truth, previous, match, seen, arrived)
             if "changed" in tallies:
                 # As the live table does: the whole frame (in two passes) at the first commit, then only where the
                 # table changed.
                 changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference,
-                                                                             **(live_settings or {}))
+                                                                             live.detector, **(live_settings or {}))
                 det = changed.detection if changed is not None else \
-                    locate_disks(rect, cal, sizes, live_previous, passes=PipelineConfig().whole_passes)
+                    locate_disks(rect, cal, sizes, live_previous, live.detector, passes=live.whole_passes)
                 live_previous = live_tracker.update(det.scene)
                 reference = reference_for(rect if changed is None else changed.reference_rect, det,
                                           live_tracker.last_ids, live_previous)

@@ -11,7 +11,7 @@ on B.
 
 The network (`vision/models/nestjudge.onnx`) is trained by `python -m vision.nest_training` on the training
 families of the randomized world only, on the circles the eye itself turns down there; it runs on ONNX Runtime,
-well under a millisecond per suspicion.
+about half a millisecond per suspicion on one core.
 """
 
 from __future__ import annotations
