@@ -13,7 +13,8 @@ choosing), calibrated exactly. Each true disk the eye misses is put in the first
 - `found, then dropped`: a circle of its size was accepted there, and stacking dropped it (weak confidence);
 - `rejected, outline read off`: a circle of its size was judged near it but measured more than 3 mm off its
   centre (another outline pulled the fit), and the verdict said no;
-- `rejected by the verdict`: judged within 3 mm of its centre, the verdict's probability below the threshold;
+- `rejected by the verdict`: judged within 3 mm of its centre, the verdict's probability below the threshold (and,
+  for a suspicion, the nest judge's below its own: `vision.nestjudge`, asked here as the single frame asks it);
 - `never judged`: a candidate circle was there, but too little outline or face inside it to be judged at all;
 - `no candidate`: the rim map shows too little of its outline for a candidate of its size.
 
@@ -136,6 +137,7 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
                                rectified_frame, sizes_for)
     from vision.fit import DEFAULT_CONFIG
     from vision.locate import locate_in_maps
+    from vision.nestjudge import confirmed_nests
     from vision.scene_match import match, visible_fraction
     from vision.synth.render import render_frame
     from vision.synth.facemaps import share_over_lower
@@ -156,6 +158,7 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
     judged: list[tuple[float, float, float, bool]] = []
     fits = locate_in_maps(maps, rect, radii, scale, mm, (), cfg, battlefield_px(cal),
                           log=lambda ev, u, v, r, ok, prob: judged.append((u, v, r, ok)))
+    fits = confirmed_nests(rect, fits, ppm, cfg)       # as vision.detect does: suspicions the nest judge takes
     scene = finish_detection(maps, fits, rect, cal, sizes, None, cfg).scene
     matched = match(frame.scene, scene)
     found = set(matched.values())
