@@ -180,48 +180,57 @@ def serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise InputError(f"--data-dir '{data_dir}': cannot write there ({exc.strerror or exc})") from None
     app = create_app(feed, data_dir, token=token, start=False)
-    try:
-        server = create_server(app, args.host, args.port)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot listen on {args.host}:{args.port} ({exc}); try another --port") from None
     comp = app.extensions["tablesight.webui"]
     book = app.extensions.get("tablesight.book")
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" lines are not for players
-    feed.start()
-    comp.start()
-    _say(f"serving {what}; data in {data_dir.resolve()}")
-    urls = page_urls(args.host, int(server.effective_port), token)
-    for url in urls:
-        print(f"  open {url}", flush=True)
-    if token and "<" not in urls[0]:  # shared on the network at a known address: the page shows it as a QR code
-        from webui.phone import PHONE_URLS
-
-        app.extensions[PHONE_URLS] = urls
-    if token:
-        _say("shared on the network: the address carries the access token; keep it among the players")
 
     def _on_signal(signum: int, frame: Any) -> None:
         comp.stop()  # ends the event streams, so the request threads are free to stop
         raise KeyboardInterrupt
 
+    # The handlers go in before the server is made: its port takes connections from then on, and a signal sent
+    # once it does must stop it cleanly, not kill it with the book open.
     for name in ("SIGTERM", "SIGINT", "SIGBREAK"):
         if hasattr(signal, name):
             try:
                 signal.signal(getattr(signal, name), _on_signal)
             except (ValueError, OSError):  # not the main thread (tests): Ctrl-C handling stays as it is
                 pass
+    server = None
+    refused = False
     try:
+        try:
+            server = create_server(app, args.host, args.port)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot listen on {args.host}:{args.port} ({exc}); try another --port") from None
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" lines are not for players
+        feed.start()
+        comp.start()
+        _say(f"serving {what}; data in {data_dir.resolve()}")
+        urls = page_urls(args.host, int(server.effective_port), token)
+        for url in urls:
+            print(f"  open {url}", flush=True)
+        if token and "<" not in urls[0]:  # shared on the network at a known address: the page shows it as a QR code
+            from webui.phone import PHONE_URLS
+
+            app.extensions[PHONE_URLS] = urls
+        if token:
+            _say("shared on the network: the address carries the access token; keep it among the players")
         server.run()  # returns on SIGTERM / SIGINT (KeyboardInterrupt) after shutting its threads down
     except KeyboardInterrupt:
         pass
+    except InputError:
+        refused = True
+        raise
     finally:
         comp.stop()
         feed.stop()
-        try:
-            server.close()
-        except Exception:
-            pass
+        if server is not None:
+            try:
+                server.close()
+            except Exception:
+                pass
         if book is not None:
             book.close()  # checkpoints the WAL: a clean stop leaves one database file
-        _say("stopped")
+        if not refused:
+            _say("stopped")
     return 0
