@@ -240,37 +240,17 @@ def scores(net, examples: list[NestExample]) -> dict[str, float]:
 
 def train(examples: list[NestExample], valid: list[NestExample], steps: int, batch_size: int, seed: int,
           log_every: int = 250):
-    import torch
-    import torch.nn.functional as F
+    from vision.pair_training import train_judge
 
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    net = build_network()
-    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=steps, pct_start=0.1)
-    t0 = time.time()
-    for step in range(steps):
-        net.train()
-        x, y = batch(examples, rng, batch_size)
-        loss = F.binary_cross_entropy_with_logits(net(torch.from_numpy(x)).reshape(-1), torch.from_numpy(y))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        if (step + 1) % log_every == 0 or step == steps - 1:
-            net.eval()
-            print(f"  step {step + 1}/{steps}  loss {loss.item():.4f}  valid {scores(net, valid)}  "
-                  f"({time.time() - t0:.0f} s)", flush=True)
-    return net.eval()
+    return train_judge(lambda rng: batch(examples, rng, batch_size), lambda net: f"valid {scores(net, valid)}",
+                       steps, seed, log_every)
 
 
 def export_onnx(net, path: Path) -> None:
-    import torch
+    """The judge's file, written as the pair judge's (`vision.pair_training.export_onnx`)."""
+    from vision.pair_training import export_onnx as export_judge
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(net, torch.zeros(2, 5, PATCH, PATCH), str(path), input_names=["patch"],
-                      output_names=["logit"], opset_version=13, dynamic_axes={"patch": {0: "n"}, "logit": {0: "n"}},
-                      dynamo=False)
+    export_judge(net, path, PATCH)
 
 
 def jobs_of(families: list[str], count: int, seeds: tuple[int, ...], first_frame: int) -> list[tuple[str, int, int]]:

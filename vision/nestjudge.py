@@ -26,11 +26,10 @@ import cv2
 import numpy as np
 
 from tablesight.errors import InputError
-from vision.cpu_layout import input_offset
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import ring_colours
 from vision.pairjudge import DIST_CLIP_MM, Circle
-from vision.runtime import session
+from vision.runtime import judge_logits
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "nestjudge.onnx"
 PATCH = 64             # patch side, px
@@ -94,9 +93,8 @@ def judge_nests(image: np.ndarray, nests: Sequence[tuple[Circle, Circle]], px_pe
     if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
         raise InputError(f"judge_nests: expected a BGR uint8 image, got {image.dtype} {image.shape}")
     x = np.stack([nest_patch(image, a, b, px_per_mm) for a, b in nests])
-    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "nest model", "vision.nest_training")
-    x -= np.float32(input_offset(sess.get_modelmeta().custom_metadata_map))   # vision.cpu_layout (0: run as is)
-    out = np.asarray(sess.run(None, {sess.get_inputs()[0].name: x})[0], np.float64).reshape(-1)
+    out = judge_logits(Path(model_path) if model_path is not None else MODEL_PATH, "nest model",
+                       "vision.nest_training", x)
     return 1.0 / (1.0 + np.exp(-np.clip(out, -40.0, 40.0)))
 
 

@@ -170,8 +170,10 @@ def accuracy(net, examples: list[PairExample]) -> float:
     return float(np.mean(fa - fb > 0))
 
 
-def train(examples: list[PairExample], valid: list[PairExample], steps: int, batch_size: int, seed: int,
-          log_every: int = 250):
+def train_judge(make_batch, report, steps: int, seed: int, log_every: int = 250):
+    """A patch judge (`build_network`) trained from scratch: `steps` AdamW steps on a one-cycle schedule, each on
+    `make_batch(rng)` -> (patches, labels), the binary cross-entropy of its logits; `report(net)` (a short text)
+    every `log_every` steps. Shared by this judge and the nest judge (`vision.nest_training`)."""
     import torch
     import torch.nn.functional as F
 
@@ -183,7 +185,7 @@ def train(examples: list[PairExample], valid: list[PairExample], steps: int, bat
     t0 = time.time()
     for step in range(steps):
         net.train()
-        x, y = batch(examples, rng, batch_size)
+        x, y = make_batch(rng)
         loss = F.binary_cross_entropy_with_logits(net(torch.from_numpy(x)).reshape(-1), torch.from_numpy(y))
         opt.zero_grad()
         loss.backward()
@@ -191,16 +193,24 @@ def train(examples: list[PairExample], valid: list[PairExample], steps: int, bat
         sched.step()
         if (step + 1) % log_every == 0 or step == steps - 1:
             net.eval()
-            print(f"  step {step + 1}/{steps}  loss {loss.item():.4f}  valid pairs in view ordered right "
-                  f"{accuracy(net, valid):.3f}  ({time.time() - t0:.0f} s)", flush=True)
+            print(f"  step {step + 1}/{steps}  loss {loss.item():.4f}  {report(net)}  ({time.time() - t0:.0f} s)",
+                  flush=True)
     return net.eval()
 
 
-def export_onnx(net, path: Path) -> None:
+def train(examples: list[PairExample], valid: list[PairExample], steps: int, batch_size: int, seed: int,
+          log_every: int = 250):
+    return train_judge(lambda rng: batch(examples, rng, batch_size),
+                       lambda net: f"valid pairs in view ordered right {accuracy(net, valid):.3f}", steps, seed,
+                       log_every)
+
+
+def export_onnx(net, path: Path, patch: int = PATCH) -> None:
+    """A patch judge's file: (N, 5, patch, patch) patches in, N logits out."""
     import torch
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(net, torch.zeros(2, 5, PATCH, PATCH), str(path), input_names=["patch"],
+    torch.onnx.export(net, torch.zeros(2, 5, patch, patch), str(path), input_names=["patch"],
                       output_names=["logit"], opset_version=13, dynamic_axes={"patch": {0: "n"}, "logit": {0: "n"}},
                       dynamo=False)
 

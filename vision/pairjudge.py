@@ -24,8 +24,7 @@ import cv2
 import numpy as np
 
 from tablesight.errors import InputError
-from vision.cpu_layout import input_offset
-from vision.runtime import session
+from vision.runtime import judge_logits
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "pairjudge.onnx"
 PATCH = 64          # patch side, px at 1 px/mm
@@ -107,8 +106,7 @@ def judge_pairs(image: np.ndarray, pairs: Sequence[tuple[Circle, Circle]], px_pe
         raise InputError(f"judge_pairs: expected a BGR uint8 image, got {image.dtype} {image.shape}")
     x = np.stack([pair_patch(image, a, b, px_per_mm) for a, b in pairs]
                  + [pair_patch(image, b, a, px_per_mm) for a, b in pairs])
-    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "pair model", "vision.pair_training")
-    x -= np.float32(input_offset(sess.get_modelmeta().custom_metadata_map))   # vision.cpu_layout (0: run as is)
-    out = np.asarray(sess.run(None, {sess.get_inputs()[0].name: x})[0], np.float64).reshape(-1)
+    out = judge_logits(Path(model_path) if model_path is not None else MODEL_PATH, "pair model",
+                       "vision.pair_training", x)
     n = len(pairs)
     return 0.5 * (out[:n] - out[n:])

@@ -8,10 +8,11 @@ import threading
 from pathlib import Path
 
 import cv2
+import numpy as np
 import onnxruntime as ort
 
 from tablesight.errors import InputError
-from vision.cpu_layout import for_cpu, with_input_shape
+from vision.cpu_layout import for_cpu, input_offset, with_input_shape
 
 _lock = threading.Lock()
 _sessions: dict[tuple, ort.InferenceSession] = {}
@@ -75,3 +76,11 @@ def _layout(path: Path, what: str, retrain: str) -> bytes:
             raise InputError(f"the eye's {what} file is missing: {path} (retrain it with 'python -m {retrain}')")
         fast = _layouts[str(path)] = for_cpu(path.read_bytes())
     return fast
+
+
+def judge_logits(path: Path, what: str, retrain: str, patches: np.ndarray) -> np.ndarray:
+    """The logits (float64, one a patch) of a patch judge (`vision.pairjudge`, `vision.nestjudge`) on `patches`
+    (N, C, H, W float32, changed in place): less the input offset the CPU layout asks for (`vision.cpu_layout`)."""
+    sess = session(path, what, retrain)
+    patches -= np.float32(input_offset(sess.get_modelmeta().custom_metadata_map))   # 0 for a model run as is
+    return np.asarray(sess.run(None, {sess.get_inputs()[0].name: patches})[0], np.float64).reshape(-1)
