@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -28,11 +27,10 @@ import numpy as np
 from tablesight.errors import InputError
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import ring_colours
-from vision.pairjudge import DIST_CLIP_MM, Circle
+from vision.pairjudge import PATCH, Circle, patch_channels
 from vision.runtime import judge_logits
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "nestjudge.onnx"
-PATCH = 64             # patch side, px
 REACH_MM = 6.0         # the patch shows at least this much beyond A's outline (its wall, shadow, B's art round it)
 
 
@@ -53,14 +51,6 @@ def nest_frame(a: Circle, b: Circle) -> np.ndarray:
                     np.float64)
 
 
-@lru_cache(maxsize=1)
-def _patch_grid() -> tuple[np.ndarray, np.ndarray]:
-    yy, xx = np.mgrid[0:PATCH, 0:PATCH].astype(np.float64)
-    yy.setflags(write=False)
-    xx.setflags(write=False)
-    return yy, xx
-
-
 def nest_patch(image: np.ndarray, a: Circle, b: Circle, px_per_mm: float = 1.0) -> np.ndarray:
     """The judge's input for "is A a disk lying on B": (5, PATCH, PATCH) float32: B, G, R (0..1, centred), then the
     signed distance to A's and B's circle (mm, negative inside, clipped, scaled to -1..1). `a`, `b` in mm of the
@@ -72,16 +62,7 @@ def nest_patch(image: np.ndarray, a: Circle, b: Circle, px_per_mm: float = 1.0) 
     if shrink > 1.5:
         # a finer image is blurred to about the patch's scale first: warping alone would alias
         src = cv2.GaussianBlur(image, (0, 0), 0.5 * math.sqrt(shrink * shrink - 1.0))
-    bgr = cv2.warpAffine(src, to_src, (PATCH, PATCH), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                         borderMode=cv2.BORDER_REPLICATE)
-    yy, xx = _patch_grid()
-    px = m[0, 0] * xx + m[0, 1] * yy + m[0, 2]
-    py = m[1, 0] * xx + m[1, 1] * yy + m[1, 2]
-    out = np.empty((5, PATCH, PATCH), np.float32)
-    out[:3] = bgr.transpose(2, 0, 1).astype(np.float32) / 255.0 - 0.5
-    for k, c in ((3, a), (4, b)):
-        out[k] = np.clip((np.hypot(px - c.x, py - c.y) - c.r) / DIST_CLIP_MM, -1.0, 1.0)
-    return out
+    return patch_channels(src, to_src, m, a, b)
 
 
 def judge_nests(image: np.ndarray, nests: Sequence[tuple[Circle, Circle]], px_per_mm: float = 1.0,

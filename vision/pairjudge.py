@@ -84,6 +84,13 @@ def pair_patch(image: np.ndarray, a: Circle, b: Circle, px_per_mm: float = 1.0) 
         to_src[1, 2] -= y0 / px_per_mm + 0.5 - 0.5 / px_per_mm
     else:
         src, to_src = image, m * px_per_mm
+    return patch_channels(src, to_src, m, a, b)
+
+
+def patch_channels(src: np.ndarray, to_src: np.ndarray, m: np.ndarray, a: Circle, b: Circle) -> np.ndarray:
+    """A patch judge's input (5, PATCH, PATCH) float32: `src` warped by `to_src` (patch px -> `src` px) as B, G, R
+    (0..1, centred), then the signed distance to A's and B's circle (mm, negative inside, clipped, scaled to
+    -1..1), the patch's pixels lying at mm `m` (patch px -> mm)."""
     bgr = cv2.warpAffine(src, to_src, (PATCH, PATCH), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                          borderMode=cv2.BORDER_REPLICATE)
     yy, xx = _patch_grid()
