@@ -4,7 +4,7 @@
                                             [--accept-probability P] [--rim-level L] [--min-rim R]
                                             [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
-                                            [--nest-probability P|off]
+                                            [--nest-probability P|off] [--nest-search N]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
@@ -15,7 +15,8 @@ precision, centre error, stacking order, pins), then one line per family with `-
 choice can be rerun (the verdict stays the shipped one unless `--verdict` names another); `--model` and `--verdict` run a retrained
 network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge,
 `--nest-judge` a retrained nest judge; `--nest-probability` overrides `DetectorConfig.nest_probability` (`off`: the
-nest judge is not asked).
+nest judge is not asked); `--nest-search` overrides `DetectorConfig.nest_search` (0: the judge is asked about
+suspicions only).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--judge", default=None, help="a pair judge of one's own (default: the shipped one)")
     p.add_argument("--nest-judge", default=None, help="a nest judge of one's own (default: the shipped one)")
     p.add_argument("--nest-probability", default=None, help="DetectorConfig.nest_probability, or off")
+    p.add_argument("--nest-search", type=int, default=None, help="DetectorConfig.nest_search")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
     for name in ("model", "verdict", "judge", "nest_judge"):
@@ -89,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.nest_probability is not None:
             config = replace(config, nest_probability=None if args.nest_probability == "off"
                              else float(args.nest_probability))
+        if args.nest_search is not None:
+            config = replace(config, nest_search=args.nest_search)
         if args.accept_probability is not None:
             config = replace(config, accept_probability=args.accept_probability)
         if args.rim_level is not None:

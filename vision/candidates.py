@@ -99,7 +99,7 @@ def _ring_spectrum(radius: float, shape: tuple[int, int]) -> np.ndarray:
     return spec
 
 
-def _ring_votes(img: np.ndarray, radii: Sequence[float]) -> list[np.ndarray]:
+def ring_votes(img: np.ndarray, radii: Sequence[float]) -> list[np.ndarray]:
     """`img` correlated with a ring of each radius (zero outside the image): one forward transform shared by all
     sizes (the rings are symmetric, so correlation is convolution)."""
     h, w = img.shape
@@ -123,7 +123,7 @@ def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float,
     us, vs, ks, votes = [], [], [], []
     # size classes of one radius (chips all of one size) are looked for once, as the first of them
     classes = [k for k, r in enumerate(radii_map) if r not in radii_map[:k]]
-    for k, acc in zip(classes, _ring_votes(half, [radii_map[k] / 2.0 for k in classes])):
+    for k, acc in zip(classes, ring_votes(half, [radii_map[k] / 2.0 for k in classes])):
         r = radii_map[k]
         w = max(3, int(round(r * 0.35)) | 1)
         peaks = (acc >= cv2.dilate(acc, np.ones((w, w), np.uint8))) & (acc >= vote_min)

@@ -53,11 +53,15 @@ class DetectorConfig:
     suspect_probability: float = 0.2     # a circle turned down inside a larger disk at this verdict probability or
                                          # more is reported as a disk that may lie on it (tuning frames: 13 of 37
                                          # such reports point at a disk missed there; 0.3: 8 of 19)
-    nest_probability: float | None = 0.9  # a suspicion the nest judge (vision.nestjudge) finds this likely is a
-                                          # disk lying on the one it lies within (None: the judge is not asked;
-                                          # tuning frames, by pin F1 within the precision floor: 0.5 -> 85.4 at
-                                          # precision 98.3 %, 0.7 -> 85.5 at 98.37 %, 0.9 -> 85.4 at 98.45 %)
+    nest_probability: float | None = 0.9  # a suspicion or nest place the nest judge (vision.nestjudge) finds this
+                                          # likely is a disk lying on the one it lies within (None: the judge is
+                                          # not asked; tuning frames, by pin F1 within the precision floor: 0.7 ->
+                                          # 85.6 at precision 97.95 %, 0.9 -> 86.8 at 98.5 %)
     nest_model: str | None = None         # a nest judge of one's own (None: the shipped one)
+    nest_search: int = 1                  # where the judge is asked besides the suspicions: the likeliest place of
+                                          # each smaller size within each accepted disk by the rim map's ring votes
+                                          # (vision.locate), this many; most disks lying wholly on others never
+                                          # reach the verdict at all (0: suspicions only)
 
     def __post_init__(self) -> None:
         if not 24 <= self.rays <= 720:
@@ -76,6 +80,8 @@ class DetectorConfig:
             raise ValueError("fit_passes must be within 1..10")
         if self.nest_probability is not None and not 0.0 < self.nest_probability <= 1.0:
             raise ValueError(f"nest_probability must be within (0, 1] or None, got {self.nest_probability!r}")
+        if not 0 <= self.nest_search <= 4:
+            raise ValueError(f"nest_search must be within 0..4, got {self.nest_search!r}")
         if not 0 <= self.disk_thickness_mm <= 20:
             raise ValueError("disk_thickness_mm must be within 0..20")
         for name in ("model_path", "verdict_path", "nest_model"):
@@ -101,6 +107,19 @@ class SuspectedDisk:
 
 
 @dataclass(frozen=True)
+class NestPlace:
+    """Where the rim map most suggests a disk of a smaller size lying wholly within an accepted disk (its ring
+    votes' highest point there, fitted and aligned like a disk's outline), for the nest judge (`vision.nestjudge`)
+    to look at: no claim of the eye's own. Rectified px."""
+
+    cx: float
+    cy: float
+    r_px: float
+    size: str
+    rim_shown: float    # share of its outline the rim map shows
+
+
+@dataclass(frozen=True)
 class DiskFit:
     """One accepted disk in rectified pixels (the eye's own result, before table mm and ids)."""
 
@@ -117,6 +136,7 @@ class DiskFit:
     seed_z: int | None = None
     rim_r_px: float | None = None  # the measured outline's radius (None: r_px)
     suspect: SuspectedDisk | None = None   # the likeliest circle turned down within it that may be a disk on it
+    nest_places: tuple[NestPlace, ...] = ()   # more places within it for the nest judge (`nest_search`)
 
     @property
     def rim_r(self) -> float:

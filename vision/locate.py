@@ -17,10 +17,10 @@ import numpy as np
 
 from tablesight.scene import SIZE_CLASSES
 from vision.accept import Accepted, JudgementLog, accept, outline_against
-from vision.candidates import Seed, find_candidates
+from vision.candidates import Seed, find_candidates, ring_votes
 from vision.facemap import FaceMaps
-from vision.fit import (DEFAULT_CONFIG, DetectorConfig, DiskFit, RimReading, SuspectedDisk, first_reading,
-                       fit_circles, ray_angles, read_rims)
+from vision.fit import (DEFAULT_CONFIG, DetectorConfig, DiskFit, NestPlace, RimReading, SuspectedDisk,
+                       first_reading, fit_circles, ray_angles, read_rims)
 from vision.refine import align_centres, masked_median
 from vision.verdict import CircleEvidence
 
@@ -86,6 +86,74 @@ def _suspects(done: list[Accepted], turned_down: list[tuple[float, float, float,
         out.append(SuspectedDisk(cx=float(_to_rect(u, scale)), cy=float(_to_rect(v, scale)), r_px=float(rc * scale),
                                  size=size, probability=round(float(p), 3), rim_shown=float(shown)))
     return out
+
+
+def _nest_places(maps: FaceMaps, rect: np.ndarray, done: list[Accepted], suspects: list[SuspectedDisk | None],
+                 radii_map: Sequence[float], scale: float, mm: float, cfg: DetectorConfig
+                 ) -> list[tuple[NestPlace, ...]]:
+    """For each accepted disk, the places within it where the rim map most suggests a disk of a smaller size lying
+    on it (`cfg.nest_search` per size: the highest ring votes there, at least `vote_min`, fitted and aligned like a
+    disk's outline), besides its suspicion and any accepted disk of that size: where the nest judge looks. A place
+    lies wholly inside the disk, half a millimetre clear of its outline (a circle crossing it reads the disk's own
+    cut edge as a disk's: tuning frames, pin F1 85.4 with such circles, 86.4 without, the judge trained on both). A disk
+    lying wholly on another shows its outline faintly in the rim map, too faintly to be judged at all most of the
+    time (`benchmarks/results/misses.md`); the judge reads the place at full resolution. Only where the judge is
+    asked (`cfg.nest_probability`)."""
+    out: list[tuple[NestPlace, ...]] = [() for _ in done]
+    if cfg.nest_probability is None or cfg.nest_search == 0 or not done:
+        return out
+    smaller = sorted({r for r in radii_map if any(r < 0.95 * a.r_class for a in done)})
+    if not smaller:
+        return out
+    votes = dict(zip(smaller, ring_votes(maps.rim, smaller)))
+    h, w = maps.rim.shape
+    places: list[tuple[int, float, float, float]] = []         # (disk, u, v, radius), map px
+    for k, a in enumerate(done):
+        y0, y1 = max(0, int(a.v - a.r_class)), min(h, int(math.ceil(a.v + a.r_class)) + 1)
+        x0, x1 = max(0, int(a.u - a.r_class)), min(w, int(math.ceil(a.u + a.r_class)) + 1)
+        if y1 <= y0 or x1 <= x0:
+            continue
+        vv, uu = np.mgrid[y0:y1, x0:x1].astype(np.float64)
+        near = [b for b in done if b is not a and math.hypot(b.u - a.u, b.v - a.v) < a.r_class + b.r_class]
+        for rc in smaller:
+            if rc >= 0.95 * a.r_class:
+                continue
+            ok = np.hypot(uu - a.u, vv - a.v) + rc <= a.r_class - 0.5 * mm       # wholly inside, clear of it
+            # not where a disk of this size was accepted, nor where the suspicion already asks
+            taken = [(b.u, b.v) for b in near if abs(b.r_class - rc) < 0.5]
+            s = suspects[k]
+            if s is not None and abs(s.r_px / scale - rc) < 0.5:
+                taken.append(((s.cx + 0.5) / scale - 0.5, (s.cy + 0.5) / scale - 0.5))
+            for tu, tv in taken:
+                ok &= np.hypot(uu - tu, vv - tv) >= cfg.copy_distance * rc
+            # nor on another accepted disk no larger than this one (one lying partly on it: its own places)
+            for b in near:
+                if b.r_class <= a.r_class:
+                    ok &= np.hypot(uu - b.u, vv - b.v) >= b.r_class
+            score = np.where(ok, votes[rc][y0:y1, x0:x1], -1.0)
+            for _ in range(cfg.nest_search):
+                j = np.unravel_index(int(np.argmax(score)), score.shape)
+                if score[j] < cfg.vote_min:
+                    break
+                places.append((k, float(uu[j]), float(vv[j]), rc))
+                score[np.hypot(uu - uu[j], vv - vv[j]) < rc] = -1.0
+    if not places:
+        return out
+    k_of = np.array([p[0] for p in places])
+    rc = np.array([p[3] for p in places])
+    reading = fit_circles(maps.rim, np.array([p[1] for p in places]), np.array([p[2] for p in places]), rc, cfg, mm)
+    shown = ((reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= cfg.rim_tolerance_mm * mm)).mean(1)
+    cx, cy = _to_rect(reading.u, scale), _to_rect(reading.v, scale)
+    if cfg.align:
+        cx, cy = align_centres(rect, cx, cy, rc * scale, np.ones((len(places), cfg.rays), bool))
+    found: list[list[NestPlace]] = [[] for _ in done]
+    for k, x, y, r, sh in zip(k_of, cx, cy, rc, shown):
+        a = done[k]
+        if math.hypot(x - _to_rect(a.u, scale), y - _to_rect(a.v, scale)) + r * scale > (a.r_class - 0.5 * mm) * scale:
+            continue            # the fit left the disk: not a place within it
+        size = SIZE_CLASSES[int(np.argmin([abs(q - r) for q in radii_map]))]
+        found[k].append(NestPlace(cx=float(x), cy=float(y), r_px=float(r * scale), size=size, rim_shown=float(sh)))
+    return [tuple(f) for f in found]
 
 
 def ring_colours(rect: np.ndarray, x: np.ndarray, y: np.ndarray, r: np.ndarray, shown: np.ndarray) -> np.ndarray:
@@ -195,7 +263,9 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
     done = _aligned(done, rect, scale, mm, cfg)
     rings = _ring_colours(rect, done, scale, mm, cfg)
     fits = []
-    for a, ring, suspect in zip(done, rings, _suspects(done, turned_down, radii_map, scale, cfg)):
+    suspects = _suspects(done, turned_down, radii_map, scale, cfg)
+    places = _nest_places(maps, rect, done, suspects, radii_map, scale, mm, cfg)
+    for a, ring, suspect, nest_places in zip(done, rings, suspects, places):
         if context[a.index]:
             continue
         seed = seed_of[a.index]
@@ -207,5 +277,5 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
                             confidence=confidence(a.rim_fraction, a.open_consistency, a.face)
                             if a.probability is None else min(a.probability, 0.999),
                             seed_id=None if seed is None else seed.id, seed_z=None if seed is None else seed.z,
-                            rim_r_px=a.r * scale, suspect=suspect))
+                            rim_r_px=a.r * scale, suspect=suspect, nest_places=nest_places))
     return fits

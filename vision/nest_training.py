@@ -7,11 +7,13 @@ network never trained on, so its maps make the mistakes it makes on a new table;
 verdict's own frame 0) and run through the eye as shipped. Every circle the verdict turns down lying wholly within
 a disk the eye accepted is one example, labelled against the renderer's truth: a disk lying on it (a true disk of
 its size, at least a quarter of it in view, its centre within `MATCH_SHARE` of the radius) or not (no true disk of
-its size there: a ring printed in the art, texture); every true disk lying wholly on a disk the eye found is one
-more example of a disk, at its true place. Validation: the same from `WORLD_TUNING_SEEDS`. Patches get strong
+its size there: a ring printed in the art, texture); so is each nest place the eye finds within an accepted disk
+(`vision.fit.NestPlace`: where the rim map's ring votes peak, a disk's outline or a ring in art; half of those
+with no disk kept); every true disk lying wholly on a disk the eye found is one more example of a disk, at its true
+place. Validation: the same from `WORLD_TUNING_SEEDS`. Patches get strong
 photometric augmentation and mirror images (as `vision.pair_training`'s). Needs the `train` extra (torch, onnx).
-On two CPU cores about 17 minutes to render and run the eye on the 1600 frames, 5 to train the 3000 steps
-(the defaults: the shipped judge's command).
+On two CPU cores about 17-25 minutes to render and run the eye on the 1600 frames (200 tables: `jobs_of`), 5 to
+train the 3000 steps (the defaults: the shipped judge's command).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import math
 import multiprocessing as mp
 import sys
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +35,7 @@ MATCH_SHARE = 0.3      # a circle within this share of the radius of a true disk
 MIN_VISIBLE = 0.25     # a true disk seen less than this is neither to be found nor invented
 MIN_PROBABILITY = 0.05  # judged circles the verdict gave less than this are left out
 WITHIN_SHARE = 0.7     # a true disk with this share of its face over the lower one lies wholly on it
+PLACE_RING_SHARE = 0.5  # share of the nest places holding no disk kept as examples
 CENTRE_JITTER_MM = 0.7
 RADIUS_JITTER_MM = 0.4
 
@@ -143,6 +147,24 @@ def frame_examples(job: tuple[str, int, int]) -> list[NestExample]:
         e = _crop(rect, Circle(x, y, r), Circle(*acc[k]), disk=bool(same.size), judged=True, probability=p)
         if e is not None:
             out.append(e)
+    # the places within accepted disks the judge is asked about besides the suspicions (`DetectorConfig.nest_search`):
+    # mostly rings in art, where the rim map's ring votes peak; one in `PLACE_RING_SHARE` of those is kept
+    rng = np.random.default_rng([zlib.crc32(family.encode()), seed, frame_no])
+    for k, f in enumerate(fits):
+        for s in f.nest_places:
+            d = np.hypot(seen[:, 0] - s.cx, seen[:, 1] - s.cy)
+            same = np.flatnonzero((np.abs(tr - s.r_px) < 0.5) & (d < MATCH_SHARE * s.r_px))
+            if same.size:
+                t = int(same[np.argmin(d[same])])
+                low = lower_of[k]
+                if vis[t] < MIN_VISIBLE or low < 0 or top[t] <= top[low]:
+                    continue
+            elif rng.random() >= PLACE_RING_SHARE:
+                continue
+            e = _crop(rect, Circle(s.cx, s.cy, s.r_px), Circle(*acc[k]), disk=bool(same.size), judged=True,
+                      probability=float("nan"))
+            if e is not None:
+                out.append(e)
     # true disks lying wholly on a disk the eye found, at their true places
     ang = np.linspace(0, 2 * np.pi, 48, endpoint=False)
     for k, low in enumerate(lower_of):
@@ -248,10 +270,11 @@ def export_onnx(net, path: Path) -> None:
 
 
 def jobs_of(families: list[str], count: int, seeds: tuple[int, ...], first_frame: int) -> list[tuple[str, int, int]]:
-    """`count` frames spread over the families and seeds, frame numbers from `first_frame` on."""
-    from vision.facemap_training import training_jobs
-
-    return [(f, s, n + first_frame) for f, s, n in training_jobs(families, count, seeds)]
+    """`count` frames spread over the families and seeds, frame numbers from `first_frame` on. Family and seed
+    step on together, so consecutive frames are other tables as well as other looks: a disk lying on another is
+    a place and a size as much as a look, and a frame's table is its seed's and frame number's whatever the family."""
+    n_f, n_s = len(families), len(seeds)
+    return [(families[k % n_f], seeds[k % n_s], first_frame + k // math.lcm(n_f, n_s)) for k in range(count)]
 
 
 def main(argv: list[str] | None = None) -> int:

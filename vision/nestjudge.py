@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from tablesight.errors import InputError
-from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, NestPlace, SuspectedDisk
 from vision.locate import ring_colours
 from vision.pairjudge import PATCH, Circle, patch_channels
 from vision.runtime import judge_logits
@@ -81,27 +81,38 @@ def judge_nests(image: np.ndarray, nests: Sequence[tuple[Circle, Circle]], px_pe
 
 def confirmed_nests(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm: float,
                     config: DetectorConfig = DEFAULT_CONFIG) -> list[DiskFit]:
-    """`fits` with every suspicion the judge finds at least `config.nest_probability` likely added as a disk lying
-    on the disk it lies within (and no longer a suspicion); `fits` as they are when the judge is not asked.
-    `rect`: the rectified image (`px_per_mm` px per mm) the fits were read from."""
+    """`fits` with every suspicion and nest place (`DiskFit.nest_places`) the judge finds at least
+    `config.nest_probability` likely added as a disk lying on the disk it lies within (a suspicion so claimed is
+    no longer one; of circles overlapping each other, the likeliest); `fits` as they are when the judge is not
+    asked. `rect`: the rectified image (`px_per_mm` px per mm) the fits were read from."""
     if config.nest_probability is None:
         return list(fits)
-    asked = [k for k, f in enumerate(fits) if f.suspect is not None]
+    asked: list[tuple[int, SuspectedDisk | NestPlace]] = [
+        (k, s) for k, f in enumerate(fits) for s in ((f.suspect,) if f.suspect is not None else ()) + f.nest_places]
     if not asked:
         return list(fits)
     mm = 1.0 / px_per_mm
-    nests = [(Circle(fits[k].suspect.cx * mm, fits[k].suspect.cy * mm, fits[k].suspect.r_px * mm),
-              Circle(fits[k].cx * mm, fits[k].cy * mm, fits[k].r_px * mm)) for k in asked]
+    nests = [(Circle(s.cx * mm, s.cy * mm, s.r_px * mm), Circle(fits[k].cx * mm, fits[k].cy * mm, fits[k].r_px * mm))
+             for k, s in asked]
     probability = judge_nests(rect, nests, px_per_mm, config.nest_model)
     out = list(fits)
-    for k, p in zip(asked, probability):
+    claimed: list[SuspectedDisk | NestPlace] = []
+    for q in np.argsort(-probability, kind="stable"):
+        k, s = asked[q]
+        p = float(probability[q])
         if p < config.nest_probability:
+            break
+        if any(math.hypot(s.cx - c.cx, s.cy - c.cy) < s.r_px + c.r_px for c in claimed):
             continue
-        s = fits[k].suspect
+        claimed.append(s)
         ring = ring_colours(rect, np.array([s.cx]), np.array([s.cy]),
                             np.array([s.r_px - config.ring_depth_mm * px_per_mm]), np.ones((1, config.rays), bool))[0]
-        out[k] = replace(fits[k], suspect=None)
+        if s is fits[k].suspect:
+            out[k] = replace(out[k], suspect=None)
         out.append(DiskFit(cx=s.cx, cy=s.cy, r_px=s.r_px, size=s.size, rim_fraction=s.rim_shown,
                            open_consistency=1.0, residual_px=0.0,
-                           ring_bgr=(float(ring[0]), float(ring[1]), float(ring[2])), confidence=min(float(p), 0.999)))
-    return out
+                           ring_bgr=(float(ring[0]), float(ring[1]), float(ring[2])), confidence=min(p, 0.999)))
+    # a suspicion where a disk is now claimed is none
+    return [replace(f, suspect=None) if f.suspect is not None and any(
+        math.hypot(f.suspect.cx - c.cx, f.suspect.cy - c.cy) < f.suspect.r_px + c.r_px for c in claimed) else f
+        for f in out]

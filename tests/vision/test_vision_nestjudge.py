@@ -1,5 +1,5 @@
-"""The nest judge: the patch it reads (geometry, scale), how the eye asks it (only about suspicions, nothing when
-it is off) and a clear line when its file is missing or bad."""
+"""The nest judge: the patch it reads (geometry, scale), how the eye asks it (about suspicions and nest places,
+nothing when it is off) and a clear line when its file is missing or bad."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tablesight.errors import InputError
-from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, SuspectedDisk
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, NestPlace, SuspectedDisk
 from vision.nestjudge import MODEL_PATH, PATCH, Circle, confirmed_nests, judge_nests, nest_frame, nest_patch, \
     patch_scale
 from vision.synth.drawn import DrawnDisk, draw_table
@@ -88,12 +88,19 @@ def test_the_nest_probability_is_checked(bad):
         DetectorConfig(nest_probability=bad)
 
 
-def _fit(cx: float, cy: float, r: float, suspect: SuspectedDisk | None) -> DiskFit:
+@pytest.mark.parametrize("bad", [-1, 5])
+def test_the_nest_search_is_checked(bad):
+    with pytest.raises(ValueError, match="nest_search"):
+        DetectorConfig(nest_search=bad)
+
+
+def _fit(cx: float, cy: float, r: float, suspect: SuspectedDisk | None, places: tuple[NestPlace, ...] = ()
+         ) -> DiskFit:
     return DiskFit(cx=cx, cy=cy, r_px=r, size="large", rim_fraction=0.9, open_consistency=1.0, residual_px=0.1,
-                   ring_bgr=(0.0, 0.0, 255.0), confidence=0.9, suspect=suspect)
+                   ring_bgr=(0.0, 0.0, 255.0), confidence=0.9, suspect=suspect, nest_places=places)
 
 
-def test_only_suspicions_are_judged_and_one_taken_is_a_disk_no_longer_a_suspicion():
+def test_a_suspicion_taken_is_a_disk_no_longer_a_suspicion():
     img = draw_table([DrawnDisk(200, 200, "large", 0, "red")], 4, size=(480, 480), noise=0.0)
     s = SuspectedDisk(cx=245.0, cy=238.0, r_px=22.0, size="small", probability=0.3, rim_shown=0.4)
     fits = [_fit(240.0, 240.0, 44.5, s), _fit(100.0, 400.0, 32.0, None)]
@@ -106,6 +113,24 @@ def test_only_suspicions_are_judged_and_one_taken_is_a_disk_no_longer_a_suspicio
     assert new.confidence == pytest.approx(min(p, 0.999)) and new.rim_fraction == 0.4
     left = confirmed_nests(img, fits, 1.0, replace(DEFAULT_CONFIG, nest_probability=min(p + 1e-6, 1.0)))
     assert left == fits or p + 1e-6 > 1.0
+
+
+def test_nest_places_are_judged_too_and_of_circles_overlapping_each_other_the_likeliest_is_taken():
+    img = draw_table([DrawnDisk(200, 200, "large", 0, "red")], 4, size=(480, 480), noise=0.0)
+    s = SuspectedDisk(cx=245.0, cy=238.0, r_px=22.0, size="small", probability=0.3, rim_shown=0.4)
+    near = NestPlace(cx=250.0, cy=242.0, r_px=22.0, size="small", rim_shown=0.3)     # overlaps the suspicion
+    apart = NestPlace(cx=140.0, cy=400.0, r_px=16.0, size="small", rim_shown=0.5)    # in the other disk
+    fits = [_fit(240.0, 240.0, 44.5, s, (near,)), _fit(140.0, 400.0, 32.0, None, (apart,))]
+    p = judge_nests(img, [(Circle(245.0, 238.0, 22.0), Circle(240.0, 240.0, 44.5)),
+                          (Circle(250.0, 242.0, 22.0), Circle(240.0, 240.0, 44.5)),
+                          (Circle(140.0, 400.0, 16.0), Circle(140.0, 400.0, 32.0))])
+    taken = confirmed_nests(img, fits, 1.0, replace(DEFAULT_CONFIG, nest_probability=max(float(p.min()) - 1e-6, 1e-6)))
+    new = taken[2:]
+    assert len(new) == 2 and all(f.suspect is None for f in taken)        # the suspicion is settled either way
+    likelier = (245.0, 238.0) if p[0] >= p[1] else (250.0, 242.0)
+    assert {(f.cx, f.cy) for f in new} == {likelier, (140.0, 400.0)}
+    assert [f.confidence for f in new] == sorted((min(float(v), 0.999) for v in (max(p[0], p[1]), p[2])),
+                                                 reverse=True)
 
 
 @pytest.mark.parametrize("family,seed", [("photo-thin-felt", 2), ("shapes-none-wood", 3)])
@@ -157,7 +182,9 @@ def test_the_training_examples_are_circles_within_disks_labelled_by_the_truth():
     for e in examples:
         assert e.a.r < e.b.r and np.hypot(e.a.x - e.b.x, e.a.y - e.b.y) + e.a.r <= e.b.r + 0.3 * e.a.r + 1e-9
         assert e.crop.dtype == np.uint8 and e.crop.shape[2] == 3
-        assert e.judged == np.isfinite(e.probability) and (not e.judged or 0.05 <= e.probability < 1)
+        # a circle the verdict judged carries its probability; a nest place (judged by no verdict) and a true disk
+        # at its true place carry none
+        assert not np.isfinite(e.probability) or (e.judged and 0.05 <= e.probability < 1)
         # the true disks of these sizes, the upper one where A lies relative to B (the rectified frame is the table
         # at 1 px/mm, give or take the parallax of their tops and the eye's error on B)
         step = np.array([e.a.x - e.b.x, e.a.y - e.b.y])
@@ -180,3 +207,42 @@ def test_a_few_training_steps_export_a_judge_that_runs(tmp_path):
     assert scores(net, ex)["circles"] == 2
     export_onnx(net, tmp_path / "judge.onnx")
     assert judge_nests(img, [(a, b)], model_path=tmp_path / "judge.onnx").shape == (1,)
+
+
+def test_nest_places_lie_within_their_disk_and_are_sought_only_where_the_judge_is_asked():
+    # A training family's room (test seed): each accepted disk's nest places are circles of a smaller size lying
+    # within it, on no accepted disk of their size; with the judge off (the live table) none are sought.
+    from vision.detect import battlefield_px, map_scale, maps_of, network_px_per_mm, px_per_mm, rectified_frame, \
+        sizes_for
+    from tablesight.scene import SIZE_CLASSES
+    from vision.facemap import STRIDE
+    from vision.locate import lies_within, locate_in_maps
+    from vision.synth.render import render_frame
+    from vision.synth.seeds import TEST_SEEDS
+    from vision.synth.truth import truth_calibration
+    from vision.synth.world import world_table
+
+    setup, camera = world_table(TEST_SEEDS[2], "photo-thin-felt")
+    frame = render_frame(setup, camera)
+    diam = tuple(float(v) for v in setup.diameters_mm)
+    cal = truth_calibration(camera, diam)
+    ppm, sizes = px_per_mm(cal), sizes_for(cal, diam)
+    net = network_px_per_mm(sizes)
+    rect = rectified_frame(frame.image, cal)
+    maps = maps_of(rect, ppm, DEFAULT_CONFIG, net)
+    radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
+
+    def fits_with(config):
+        return locate_in_maps(maps, rect, radii, map_scale(ppm, net), net / STRIDE, (), config, battlefield_px(cal))
+
+    fits = fits_with(DEFAULT_CONFIG)
+    places = [(f, p) for f in fits for p in f.nest_places]
+    assert places
+    for f, p in places:
+        assert p.r_px < f.r_px and lies_within(p.cx, p.cy, p.r_px, f.cx, f.cy, f.r_px) and 0 <= p.rim_shown <= 1
+        assert not any(abs(g.r_px - p.r_px) < 0.5 and np.hypot(g.cx - p.cx, g.cy - p.cy) < 0.3 * p.r_px
+                       for g in fits)
+    assert all(len(f.nest_places) <= (len(SIZE_CLASSES) - 1) * DEFAULT_CONFIG.nest_search for f in fits)
+    off = fits_with(replace(DEFAULT_CONFIG, nest_probability=None))
+    assert all(f.nest_places == () for f in off)
+    assert [(f.cx, f.cy, f.size) for f in off] == [(f.cx, f.cy, f.size) for f in fits]
