@@ -21,8 +21,12 @@ from vision.candidates import Seed, find_candidates, ring_votes
 from vision.facemap import FaceMaps
 from vision.fit import (DEFAULT_CONFIG, DetectorConfig, DiskFit, NestPlace, RimReading, SuspectedDisk,
                        first_reading, fit_circles, ray_angles, read_rims)
-from vision.refine import align_centres, masked_median
+from vision.refine import DEFAULT_ALIGN, align_centres, masked_median
 from vision.verdict import CircleEvidence
+
+
+PLACE_RAYS = 48                                   # rays a nest place is aligned on...
+PLACE_ALIGN = replace(DEFAULT_ALIGN, passes=1)    # ...in one pass (a quarter of a disk's alignment's cost)
 
 
 def _to_rect(a, scale: float) -> np.ndarray:
@@ -108,17 +112,24 @@ def _nest_places(maps: FaceMaps, rect: np.ndarray, done: list[Accepted], suspect
     votes = dict(zip(smaller, ring_votes(maps.rim, smaller)))
     h, w = maps.rim.shape
     places: list[tuple[int, float, float, float]] = []         # (disk, u, v, radius), map px
+    acc = np.array([(a.u, a.v, a.r_class) for a in done])
     for k, a in enumerate(done):
+        sizes = [rc for rc in smaller if rc < 0.95 * a.r_class]
         y0, y1 = max(0, int(a.v - a.r_class)), min(h, int(math.ceil(a.v + a.r_class)) + 1)
         x0, x1 = max(0, int(a.u - a.r_class)), min(w, int(math.ceil(a.u + a.r_class)) + 1)
-        if y1 <= y0 or x1 <= x0:
+        if not sizes or y1 <= y0 or x1 <= x0:
             continue
         vv, uu = np.mgrid[y0:y1, x0:x1].astype(np.float64)
-        near = [b for b in done if b is not a and math.hypot(b.u - a.u, b.v - a.v) < a.r_class + b.r_class]
-        for rc in smaller:
-            if rc >= 0.95 * a.r_class:
-                continue
-            ok = np.hypot(uu - a.u, vv - a.v) + rc <= a.r_class - 0.5 * mm       # wholly inside, clear of it
+        inside = np.hypot(uu - a.u, vv - a.v)
+        near = [done[j] for j in np.flatnonzero(np.hypot(acc[:, 0] - a.u, acc[:, 1] - a.v) < a.r_class + acc[:, 2])
+                if j != k]
+        # not on another accepted disk no larger than this one (one lying partly on it: its own places)
+        free = np.ones(inside.shape, bool)
+        for b in near:
+            if b.r_class <= a.r_class:
+                free &= np.hypot(uu - b.u, vv - b.v) >= b.r_class
+        for rc in sizes:
+            ok = free & (inside + rc <= a.r_class - 0.5 * mm)       # wholly inside, clear of its outline
             # not where a disk of this size was accepted, nor where the suspicion already asks
             taken = [(b.u, b.v) for b in near if abs(b.r_class - rc) < 0.5]
             s = suspects[k]
@@ -126,10 +137,6 @@ def _nest_places(maps: FaceMaps, rect: np.ndarray, done: list[Accepted], suspect
                 taken.append(((s.cx + 0.5) / scale - 0.5, (s.cy + 0.5) / scale - 0.5))
             for tu, tv in taken:
                 ok &= np.hypot(uu - tu, vv - tv) >= cfg.copy_distance * rc
-            # nor on another accepted disk no larger than this one (one lying partly on it: its own places)
-            for b in near:
-                if b.r_class <= a.r_class:
-                    ok &= np.hypot(uu - b.u, vv - b.v) >= b.r_class
             score = np.where(ok, votes[rc][y0:y1, x0:x1], -1.0)
             for _ in range(cfg.nest_search):
                 j = np.unravel_index(int(np.argmax(score)), score.shape)
@@ -145,7 +152,8 @@ def _nest_places(maps: FaceMaps, rect: np.ndarray, done: list[Accepted], suspect
     shown = ((reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= cfg.rim_tolerance_mm * mm)).mean(1)
     cx, cy = _to_rect(reading.u, scale), _to_rect(reading.v, scale)
     if cfg.align:
-        cx, cy = align_centres(rect, cx, cy, rc * scale, np.ones((len(places), cfg.rays), bool))
+        # a coarser alignment than an accepted disk's: the judge reads the place within a millimetre or so
+        cx, cy = align_centres(rect, cx, cy, rc * scale, np.ones((len(places), PLACE_RAYS), bool), PLACE_ALIGN)
     found: list[list[NestPlace]] = [[] for _ in done]
     for k, x, y, r, sh in zip(k_of, cx, cy, rc, shown):
         a = done[k]
