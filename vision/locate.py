@@ -27,6 +27,7 @@ from vision.verdict import CircleEvidence
 
 PLACE_RAYS = 48                                   # rays a nest place is aligned on...
 PLACE_ALIGN = replace(DEFAULT_ALIGN, passes=1)    # ...in one pass (a quarter of a disk's alignment's cost)
+PLACE_CLEAR_MM = 0.5                              # a nest place lies this far inside its disk's outline
 
 
 def _to_rect(a, scale: float) -> np.ndarray:
@@ -96,13 +97,13 @@ def _nest_places(maps: FaceMaps, rect: np.ndarray, done: list[Accepted], suspect
                  radii_map: Sequence[float], scale: float, mm: float, cfg: DetectorConfig
                  ) -> list[tuple[NestPlace, ...]]:
     """For each accepted disk, the places within it where the rim map most suggests a disk of a smaller size lying
-    on it (`cfg.nest_search` per size: the highest ring votes there, at least `vote_min`, fitted and aligned like a
-    disk's outline), besides its suspicion and any accepted disk of that size: where the nest judge looks. A place
-    lies wholly inside the disk, half a millimetre clear of its outline (a circle crossing it reads the disk's own
-    cut edge as a disk's: tuning frames, pin F1 85.4 with such circles, 86.4 without, the judge trained on both). A disk
-    lying wholly on another shows its outline faintly in the rim map, too faintly to be judged at all most of the
-    time (`benchmarks/results/misses.md`); the judge reads the place at full resolution. Only where the judge is
-    asked (`cfg.nest_probability`)."""
+    on it (`cfg.nest_search` per size: the highest ring votes there, at least `vote_min`, fitted like a disk's
+    outline and aligned more coarsely), besides its suspicion and any accepted disk of that size: where the nest
+    judge looks. A place lies wholly inside the disk, `PLACE_CLEAR_MM` clear of its outline (a circle crossing it
+    reads the disk's own cut edge as a disk's: tuning frames, pin F1 85.4 with such circles, 86.4 without, the judge
+    trained on both). A disk lying wholly on another shows its outline faintly in the rim map, too faintly to be
+    judged at all most of the time (`benchmarks/results/misses.md`); the judge reads the place at full resolution.
+    Only where the judge is asked (`cfg.nest_probability`)."""
     out: list[tuple[NestPlace, ...]] = [() for _ in done]
     if cfg.nest_probability is None or cfg.nest_search == 0 or not done:
         return out
@@ -111,6 +112,7 @@ def _nest_places(maps: FaceMaps, rect: np.ndarray, done: list[Accepted], suspect
         return out
     votes = dict(zip(smaller, ring_votes(maps.rim, smaller)))
     h, w = maps.rim.shape
+    clear = PLACE_CLEAR_MM * mm                                 # map px
     places: list[tuple[int, float, float, float]] = []         # (disk, u, v, radius), map px
     acc = np.array([(a.u, a.v, a.r_class) for a in done])
     for k, a in enumerate(done):
@@ -129,7 +131,7 @@ def _nest_places(maps: FaceMaps, rect: np.ndarray, done: list[Accepted], suspect
             if b.r_class <= a.r_class:
                 free &= np.hypot(uu - b.u, vv - b.v) >= b.r_class
         for rc in sizes:
-            ok = free & (inside + rc <= a.r_class - 0.5 * mm)       # wholly inside, clear of its outline
+            ok = free & (inside + rc <= a.r_class - clear)
             # not where a disk of this size was accepted, nor where the suspicion already asks
             taken = [(b.u, b.v) for b in near if abs(b.r_class - rc) < 0.5]
             s = suspects[k]
@@ -154,11 +156,11 @@ def _nest_places(maps: FaceMaps, rect: np.ndarray, done: list[Accepted], suspect
     if cfg.align:
         # a coarser alignment than an accepted disk's: the judge reads the place within a millimetre or so
         cx, cy = align_centres(rect, cx, cy, rc * scale, np.ones((len(places), PLACE_RAYS), bool), PLACE_ALIGN)
+    # the fit may have left the disk: then it is no place within it
+    u, v = (cx + 0.5) / scale - 0.5, (cy + 0.5) / scale - 0.5
+    within = np.hypot(u - acc[k_of, 0], v - acc[k_of, 1]) + rc <= acc[k_of, 2] - clear
     found: list[list[NestPlace]] = [[] for _ in done]
-    for k, x, y, r, sh in zip(k_of, cx, cy, rc, shown):
-        a = done[k]
-        if math.hypot(x - _to_rect(a.u, scale), y - _to_rect(a.v, scale)) + r * scale > (a.r_class - 0.5 * mm) * scale:
-            continue            # the fit left the disk: not a place within it
+    for k, x, y, r, sh in zip(k_of[within], cx[within], cy[within], rc[within], shown[within]):
         size = SIZE_CLASSES[int(np.argmin([abs(q - r) for q in radii_map]))]
         found[k].append(NestPlace(cx=float(x), cy=float(y), r_px=float(r * scale), size=size, rim_shown=float(sh)))
     return [tuple(f) for f in found]
