@@ -1,7 +1,7 @@
 """Score the eye family by family on the randomized synthetic world: the families it trained on and, above all, the
 held-out ones no training or tuning run ever saw.
 
-    .venv/bin/python benchmarks/eval_families.py [--frames 6] [--family NAME ...] [--tier standard|hard]
+    .venv/bin/python benchmarks/eval_families.py [--frames 6] [--family NAME ...] [--tier standard|hard|piled]
                                                  [--lens truth|markers|plain] [--out benchmarks/results/families.md]
 
 For every family (default: the classic look, every training family and every held-out family of
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--frames", type=int, default=6, help="frames per family (default 6)")
     p.add_argument("--family", action="append", help="only these families (repeatable)")
-    p.add_argument("--tier", default="standard", choices=["standard", "hard"])
+    p.add_argument("--tier", default="standard", choices=["standard", "hard", "piled"])
     p.add_argument("--lens", default="truth", choices=["truth", "markers", "plain"],
                    help="calibrate with the true lens (default), with none (estimated from the markers, as "
                         "`tablesight calibrate` without --intrinsics), or with none and no estimate")

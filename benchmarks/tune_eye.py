@@ -5,6 +5,7 @@
                                             [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
                                             [--nest-probability P|off] [--nest-search N]
+                                            [--tier standard|piled]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
@@ -16,7 +17,7 @@ choice can be rerun (the verdict stays the shipped one unless `--verdict` names 
 network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge,
 `--nest-judge` a retrained nest judge; `--nest-probability` overrides `DetectorConfig.nest_probability` (`off`: the
 nest judge is not asked); `--nest-search` overrides `DetectorConfig.nest_search` (0: the judge is asked about
-suspicions only).
+suspicions only). `--tier piled` plays tables with melee piles instead (`vision.synth.tiers`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ FAMILIES = ("photo-thin-felt", "paint-wide-printed", "shapes-none-wood", "flat-w
             "shapes-thin-scatter", "photo-none-scatter", "classic")
 
 
-def tuning_frames(count: int):
-    """(family, setup, camera) of `count` tuning frames per family."""
+def tuning_frames(count: int, tier: str = "standard"):
+    """(family, setup, camera) of `count` tuning frames per family, of the `tier`'s tables."""
     from vision.synth.camera import table_camera
     from vision.synth.scenes import random_table
     from vision.synth.seeds import TUNING_SEEDS, WORLD_TUNING_SEEDS
@@ -46,9 +47,9 @@ def tuning_frames(count: int):
     for family in FAMILIES:
         for seed in (TUNING_SEEDS if family == "classic" else WORLD_TUNING_SEEDS)[:count]:
             if family == "classic":
-                yield family, random_table(seed, "standard"), table_camera(seed, tier_settings("standard").camera)
+                yield family, random_table(seed, tier), table_camera(seed, tier_settings(tier).camera)
             else:
-                yield (family, *world_table(seed, family))
+                yield (family, *world_table(seed, family, tier=tier))
 
 
 def line(name: str, t: Tally) -> str:
@@ -74,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nest-judge", default=None, help="a nest judge of one's own (default: the shipped one)")
     p.add_argument("--nest-probability", default=None, help="DetectorConfig.nest_probability, or off")
     p.add_argument("--nest-search", type=int, default=None, help="DetectorConfig.nest_search")
+    p.add_argument("--tier", default="standard", choices=["standard", "piled"],
+                   help="the tables: standard, or piled (melee piles: `vision.synth.tiers`)")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
     for name in ("model", "verdict", "judge", "nest_judge"):
@@ -111,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     if chosen != stacking.DEFAULT_STACKING:
         detect.order_stacks = lambda *a, **k: stacking.order_stacks(*a, config=chosen, **k)  # noqa: E731
     total, per = Tally(), {}
-    for family, setup, camera in tuning_frames(args.frames):
+    for family, setup, camera in tuning_frames(args.frames, args.tier):
         frame = render_frame(setup, camera)
         diam = tuple(float(v) for v in setup.diameters_mm)
         scene = detect.detect_frame(frame.image, truth_calibration(camera, diam), diam, config=config)

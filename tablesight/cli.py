@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--out", required=True, metavar="DIR")
-    p.add_argument("--tier", choices=["easy", "standard", "hard"], default="standard")
+    p.add_argument("--tier", choices=["easy", "standard", "hard", "piled"], default="standard")
     p.add_argument("--video", action="store_true", help="render a game-like sequence instead of still frames")
     p.add_argument("--kind", choices=["game", "cover"], default="game",
                    help="with --video: a game-like clip, or a cover clip (disks carried onto others, default game)")

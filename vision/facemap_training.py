@@ -41,23 +41,30 @@ from vision.synth.facemaps import FaceTruth
 # ---------------------------------------------------------------------------------------------------------------
 # Data
 
+TRAINING_TIERS = ("standard", "piled")   # a job's tables: the standard ones (the classic look's every fourth hard),
+                                         # or those with melee piles
 
-def _classic(seed: int, frame: int):
+
+def _classic(seed: int, frame: int, tier: str):
     from vision.synth.camera import table_camera
     from vision.synth.scenes import random_table
     from vision.synth.tiers import tier_settings
 
-    tier = "hard" if frame % 4 == 3 else "standard"
+    if tier == "standard":
+        tier = "hard" if frame % 4 == 3 else "standard"
     return random_table(seed, tier, frame=frame), table_camera(seed, tier_settings(tier).camera)
 
 
-def table_for(family: str, seed: int, frame: int):
-    """(TableSetup, SynthCamera) of one training frame of `family`."""
+def table_for(family: str, seed: int, frame: int, tier: str = "standard"):
+    """(TableSetup, SynthCamera) of one training frame of `family`; `tier` "piled": a table with melee piles
+    (`vision.synth.tiers`)."""
+    if tier not in TRAINING_TIERS:
+        raise ValueError(f"unknown training tier {tier!r} (known: {', '.join(TRAINING_TIERS)})")
     if family == "classic":
-        return _classic(seed, frame)
+        return _classic(seed, frame, tier)
     from vision.synth.world import world_table
 
-    return world_table(seed, family, frame=frame)
+    return world_table(seed, family, frame=frame, tier=tier)
 
 
 def families_to_train(spec: str | None) -> list[str]:
@@ -91,16 +98,18 @@ def _sample(job: tuple[str, int, int]) -> FaceTruth:
     from vision.synth.facemaps import face_truth, nested_centres
     from vision.synth.render import render_frame
 
-    family, seed, frame = job
-    path = None if _CACHE is None else _CACHE / f"{family}-{seed}-{frame}.npz"
+    family, seed, frame, *rest = job
+    tier = rest[0] if rest else "standard"
+    name = f"{family}-{seed}-{frame}" + ("" if tier == "standard" else f"-{tier}")
+    path = None if _CACHE is None else _CACHE / f"{name}.npz"
     if path is not None and path.exists():
         with np.load(path) as z:
             maps = {k: z[k] for k in ("rect", "face", "rim", "height")}
             # a frame cached before the samples named their disks lying on others: those come from the table
             # itself, which costs nothing to set up again (no rendering)
-            nested = z["nested"] if "nested" in z else nested_centres(*table_for(family, seed, frame))
+            nested = z["nested"] if "nested" in z else nested_centres(*table_for(family, seed, frame, tier))
         return FaceTruth(**maps, nested=nested)
-    setup, camera = table_for(family, seed, frame)
+    setup, camera = table_for(family, seed, frame, tier)
     truth = face_truth(render_frame(setup, camera), setup, camera)
     if path is not None:   # written whole, then renamed: a reader (or a run stopped midway) never sees half a file
         part = path.with_name(path.name + ".part")
@@ -110,18 +119,23 @@ def _sample(job: tuple[str, int, int]) -> FaceTruth:
     return truth
 
 
-def training_jobs(families: list[str], count: int, seeds: tuple[int, ...]) -> list[tuple[str, int, int]]:
-    """`count` frames spread over the families and seeds (a seed is a camera and a room; frames vary the table)."""
+def training_jobs(families: list[str], count: int, seeds: tuple[int, ...], piled_share: float = 0.0
+                  ) -> list[tuple[str, int, int, str]]:
+    """`count` frames spread over the families and seeds (a seed is a camera and a room; frames vary the table):
+    (family, seed, frame, tier), `piled_share` of them spread evenly among the others with melee piles."""
+    if not 0.0 <= piled_share <= 1.0:
+        raise ValueError(f"piled_share must be within 0..1, got {piled_share}")
     jobs = []
     for k in range(count):
         fam = families[k % len(families)]
         seed = seeds[(k // len(families)) % len(seeds)]
         frame = k // (len(families) * len(seeds))
-        jobs.append((fam, seed, frame))
+        piled = math.floor((k + 1) * piled_share) > math.floor(k * piled_share)
+        jobs.append((fam, seed, frame, "piled" if piled else "standard"))
     return jobs
 
 
-def render_samples(jobs: list[tuple[str, int, int]], workers: int, cache: Path | None = None) -> list[FaceTruth]:
+def render_samples(jobs: list[tuple], workers: int, cache: Path | None = None) -> list[FaceTruth]:
     """The rectified frames and targets of `jobs`, rendered by `workers` processes; with `cache` (a folder), frames
     rendered before are read from it and new ones kept there."""
     _use_cache(cache)
@@ -142,7 +156,7 @@ class StreamedFrames:
     with many cores and a GPU the two overlap instead of one waiting for the other; on two CPU cores rendering
     first is as fast. The processes are forked before torch starts (CUDA does not survive a fork)."""
 
-    def __init__(self, jobs: list[tuple[str, int, int]], workers: int, cache: Path | None = None) -> None:
+    def __init__(self, jobs: list[tuple], workers: int, cache: Path | None = None) -> None:
         import threading
 
         if workers < 1:
@@ -156,7 +170,7 @@ class StreamedFrames:
         self._t0 = time.time()
         self._thread.start()
 
-    def _render(self, jobs: list[tuple[str, int, int]]) -> None:
+    def _render(self, jobs: list[tuple]) -> None:
         frames = self._pool.imap(_sample, jobs, chunksize=1)
         try:
             while not self._stopping.is_set():
@@ -482,6 +496,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--photos", type=Path, metavar="FILE",
                    help="draw the printed photos from FILE (written by --save-photos) instead of scikit-image: "
                         "for a machine without it, such as a lent offline one")
+    p.add_argument("--piled-share", type=float, default=0.0,
+                   help="share of the training frames drawn with melee piles (`vision.synth.tiers`; default 0)")
     p.add_argument("--init", type=Path, help="go on training this exported network instead of starting afresh")
     p.add_argument("--max-lr", type=float, default=3e-3, help="the one-cycle schedule's peak learning rate")
     p.add_argument("--crops-on-device", action="store_true",
@@ -503,6 +519,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.loader_workers < 0:
         print("facemap_training: --loader-workers must be >= 0", file=sys.stderr)
+        return 2
+    if not 0.0 <= args.piled_share <= 1.0:
+        print("facemap_training: --piled-share must be within 0..1", file=sys.stderr)
         return 2
     if args.init is not None and not args.init.is_file():
         print(f"facemap_training: --init {args.init}: no such file", file=sys.stderr)
@@ -540,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"facemap_training: {exc}", file=sys.stderr)
         return 2
-    jobs = training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS)
+    jobs = training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS, args.piled_share)
     valid = render_samples(training_jobs(families, args.valid_frames, seeds.WORLD_TUNING_SEEDS), args.workers,
                            args.cache)
     print(f"rendering {args.frames} training frames of {', '.join(families)}"

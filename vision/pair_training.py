@@ -91,13 +91,13 @@ def frame_pairs(rect: np.ndarray, setup, camera) -> list[PairExample]:
     return out
 
 
-def examples_of(jobs: list[tuple[str, int, int]], workers: int, cache: Path | None) -> list[PairExample]:
+def examples_of(jobs: list[tuple], workers: int, cache: Path | None) -> list[PairExample]:
     from vision.facemap_training import render_samples, table_for
 
     samples = render_samples(jobs, workers, cache)
     out: list[PairExample] = []
-    for (family, seed, frame), s in zip(jobs, samples):
-        setup, camera = table_for(family, seed, frame)
+    for job, s in zip(jobs, samples):
+        setup, camera = table_for(*job)
         out += frame_pairs(s.rect, setup, camera)
     return out
 

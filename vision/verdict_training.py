@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import multiprocessing as mp
 import sys
 import time
@@ -36,9 +37,9 @@ def _lenient(ev: CircleEvidence) -> float:
     return 1.0 if ev.rim_own >= 0.25 and ev.open_consistency >= 0.45 else 0.0
 
 
-def frame_judgements(job: tuple[str, int, str | None]) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) of every new circle judged in one frame of `family`, read by the network `model` (None: the shipped
-    one); features in `FEATURES` order, y 1 = disk."""
+def frame_judgements(job: tuple[str, int, str | None, str]) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of every new circle judged in one frame (family, seed, network, tier), read by the network `model`
+    (None: the shipped one); features in `FEATURES` order, y 1 = disk."""
     from dataclasses import replace
 
     from tablesight.scene import SIZE_CLASSES
@@ -50,9 +51,9 @@ def frame_judgements(job: tuple[str, int, str | None]) -> tuple[np.ndarray, np.n
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
-    family, seed, model = job
+    family, seed, model, tier = job
     config = replace(DEFAULT_CONFIG, model_path=model)
-    setup, camera = table_for(family, seed, 0)
+    setup, camera = table_for(family, seed, 0, tier)
     frame = render_frame(setup, camera)
     cal = truth_calibration(camera, setup.diameters_mm)
     sizes = sizes_for(cal, setup.diameters_mm)
@@ -149,9 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hidden", type=int, default=8, help="the verdict's hidden units")
     p.add_argument("--l2", type=float, default=2.5e-3, help="weight decay on the mean log loss")
     p.add_argument("--model", default=None, help="the face network whose maps are judged (default: the shipped one)")
+    p.add_argument("--piled-share", type=float, default=0.0,
+                   help="share of the frames drawn with melee piles (`vision.synth.tiers`; default 0)")
     args = p.parse_args(argv)
     if args.hidden < 1 or args.l2 < 0:
         print("verdict_training: --hidden must be >= 1 and --l2 >= 0", file=sys.stderr)
+        return 2
+    if not 0.0 <= args.piled_share <= 1.0:
+        print("verdict_training: --piled-share must be within 0..1", file=sys.stderr)
         return 2
     if args.model is not None and not Path(args.model).is_file():
         print(f"verdict_training: --model {args.model}: no such file", file=sys.stderr)
@@ -160,22 +166,25 @@ def main(argv: list[str] | None = None) -> int:
     from vision.synth.world import TRAINING_FAMILIES
 
     families = list(TRAINING_FAMILIES) + ["classic"]
-    jobs = [(families[k % len(families)], WORLD_VERDICT_SEEDS[k % len(WORLD_VERDICT_SEEDS)], args.model)
+    share = args.piled_share   # spread evenly, as the face network's training frames (`training_jobs`)
+    jobs = [(families[k % len(families)], WORLD_VERDICT_SEEDS[k % len(WORLD_VERDICT_SEEDS)], args.model,
+             "piled" if math.floor((k + 1) * share) > math.floor(k * share) else "standard")
             for k in range(args.frames)]
     t0 = time.time()
     with mp.get_context("fork").Pool(args.workers) as pool:
         got = pool.map(frame_judgements, jobs, chunksize=2)
     print(f"judged {sum(len(y) for _, y in got)} circles of {len(jobs)} frames ({time.time() - t0:.0f} s)")
     # three quarters of the seeds to fit, the rest to score
-    fit_idx = [k for k, (_, s, _) in enumerate(jobs) if s % 4 != 3]
-    val_idx = [k for k, (_, s, _) in enumerate(jobs) if s % 4 == 3]
+    fit_idx = [k for k, job in enumerate(jobs) if job[1] % 4 != 3]
+    val_idx = [k for k, job in enumerate(jobs) if job[1] % 4 == 3]
     stack = lambda idx: (np.vstack([got[k][0] for k in idx]), np.concatenate([got[k][1] for k in idx]))  # noqa
     (xf, yf), (xv, yv) = stack(fit_idx), stack(val_idx)
     v = fit_verdict(xf, yf, args.hidden, args.l2)
     fit_s, val_s = scores(v, xf, yf), scores(v, xv, yv)
     network = "the shipped face network" if args.model is None else f"the face network {Path(args.model).name}"
     about = (f"trained by 'python -m vision.verdict_training' on {len(jobs)} frames of the training families and "
-             f"the classic look (WORLD_VERDICT_SEEDS), read by {network}; fit on {fit_s}, "
+             f"the classic look (WORLD_VERDICT_SEEDS{f', {share:g} of them with melee piles' if share else ''}), "
+             f"read by {network}; fit on {fit_s}, "
              f"scored on the other seeds: {val_s}")
     v = dataclasses.replace(v, about=about)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ def _chroma(bgr) -> np.ndarray:
     return v / (v.sum(axis=-1, keepdims=True) + 1e-9)
 
 
-@pytest.mark.parametrize("tier", ["easy", "standard", "hard"])
+@pytest.mark.parametrize("tier", ["easy", "standard", "hard", "piled"])
 @pytest.mark.parametrize("seed", TEST_SEEDS[:2])
 def test_synth_disk_centres_project_onto_their_rims(tier, seed):
     """Projecting each fully visible disk's ring through the camera truth samples the disk's army colour."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -311,3 +313,33 @@ def test_validation_scores_refuse_maps_that_do_not_match_their_targets():
     face, rim, height = _targets()
     with pytest.raises(ValueError, match="must match"):
         validation_scores(np.zeros((1, 2, 8, 8)), face, rim, height)
+
+
+@pytest.mark.parametrize("count, share", [(10, 0.0), (10, 0.5), (9, 1 / 3), (7, 1.0)])
+def test_training_jobs_spread_the_piled_share_evenly(count, share):
+    from vision.facemap_training import training_jobs
+
+    jobs = training_jobs(["classic", "paint-wide-felt"], count, (3000, 3001), share)
+    piled = [k for k, job in enumerate(jobs) if job[3] == "piled"]
+    assert len(piled) == math.floor(count * share)
+    assert [job[:3] for job in jobs] == [job[:3] for job in training_jobs(["classic", "paint-wide-felt"], count,
+                                                                           (3000, 3001))]
+    if 0 < share < 1:   # never two piled frames in a row at a share under a half
+        assert all(b - a > 1 for a, b in zip(piled, piled[1:])) or share > 0.5
+
+
+def test_a_piled_training_frame_is_cached_apart_from_its_standard_one(tmp_path):
+    import vision.facemap_training as ft
+
+    with pytest.raises(ValueError, match="tier"):
+        ft.table_for("classic", 3000, 0, "stacked")
+    with pytest.raises(ValueError, match="piled_share"):
+        ft.training_jobs(["classic"], 4, (3000,), 1.5)
+    ft._use_cache(tmp_path)
+    try:
+        piled = ft._sample(("classic", 3000, 0, "piled"))
+        standard = ft._sample(("classic", 3000, 0))
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["classic-3000-0-piled.npz", "classic-3000-0.npz"]
+        assert not np.array_equal(piled.face, standard.face)
+    finally:
+        ft._use_cache(None)

@@ -1,7 +1,7 @@
 """Random table setups: what lies on the synthetic table (the ground truth), independent of the camera.
 
 `random_table(seed, tier)` draws disks of the three size classes for two armies — singles, pairs touching edge to
-edge, partial overlaps of every depth (pins), stacks of 2 and 3 — tokens on disks (lifting the disk above when it
+edge, partial overlaps of every depth (pins), stacks of 2 and 3, melee piles (the `piled` tier) — tokens on disks (lifting the disk above when it
 rests on one), terrain pieces, the range ruler, the light and print look, and optionally a hand over the table.
 Everything is drawn from one numpy Generator, so a seed always gives the same table.
 """
@@ -451,6 +451,36 @@ def place_ruler(rng: np.random.Generator, disks: Iterable[SynthDisk], terrain: I
     return best
 
 
+def _add_pile(placer: _Placer, rng: np.random.Generator, n: int, room: int, size, army, new_id) -> None:
+    """A melee pile of up to `n` disks (at most `room`): each new disk lies across one of the pile's disks, from a
+    nick of its edge to deep over it, and so often across two or three, with no two of them nearly concentric
+    (those are the stacks'). Disks of the pile come down in turn, so each lies on all it overlaps."""
+    if room < 2:
+        return
+    first = size()
+    r0 = placer.radii[first]
+    for _ in range(200):    # a free place with room round it for the pile
+        x, y = _random_point(rng, r0, margin=10.0 + 1.5 * r0)
+        if placer.fits(x, y, 2.5 * r0, gap=4.0, margin=0.0):
+            break
+    else:
+        return
+    pile = [placer.add(new_id(), army(), first, x, y)]
+    for _ in range(min(n, room) - 1):
+        sz = size()
+        r = placer.radii[sz]
+        for _ in range(60):
+            under = pile[int(rng.integers(len(pile)))]
+            dist = rng.uniform(0.3, 0.95) * (under.radius_mm + r)
+            ang = rng.uniform(0, 2 * math.pi)
+            x, y = under.x_mm + dist * math.cos(ang), under.y_mm + dist * math.sin(ang)
+            if any(math.hypot(d.x_mm - x, d.y_mm - y) < 0.3 * (d.radius_mm + r) for d in pile):
+                continue
+            if placer.fits(x, y, r, allow=[d.id for d in pile]):
+                pile.append(placer.add(new_id(), army(), sz, x, y))
+                break
+
+
 def random_table(seed: int, tier: str | TierSettings = "standard", *, frame: int = 0,
                  diameters_mm: tuple[float, float, float] | None = None) -> TableSetup:
     """A random table for (seed, frame): ground truth and look. Deterministic per arguments."""
@@ -530,6 +560,9 @@ def random_table(seed: int, tier: str | TierSettings = "standard", *, frame: int
                     placer.add_token(a, near=mid)
                 placer.add(new_id(), armies[1] if rng.random() < 0.8 else armies[0], sb, x, y)
                 break
+    if s.piles[1] > 0:  # drawn only where a tier has piles: the other tiers' tables stay as they were
+        for _ in range(int(rng.integers(s.piles[0], s.piles[1] + 1))):
+            _add_pile(placer, rng, int(rng.integers(4, 7)), remaining(), size, army, new_id)
     for _ in range(int(rng.integers(s.touching[0], s.touching[1] + 1))):
         if remaining() < 2:
             break

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from vision.synth.camera import CameraSettings
 
@@ -36,9 +36,10 @@ class TierSettings:
     jpeg_quality: IntRange = (90, 95)
     light_gradient: Range = (0.05, 0.12)  # brightness change across the table
     vignette: Range = (0.05, 0.15)  # brightness loss in the frame corners
+    piles: IntRange = (0, 0)  # melee piles: 4-6 disks each lying across one or more of the pile's earlier ones
 
     def __post_init__(self) -> None:
-        for name in ("disks", "stacks", "overlaps", "touching", "tokens", "terrain", "defocus_sigma_px",
+        for name in ("disks", "stacks", "overlaps", "touching", "tokens", "terrain", "piles", "defocus_sigma_px",
                      "motion_blur_px", "noise_sigma", "jpeg_quality", "light_gradient", "vignette"):
             _check_range(f"{self.name}.{name}", getattr(self, name))
         if not 0.0 <= self.hand_probability <= 1.0:
@@ -67,6 +68,9 @@ TIERS: dict[str, TierSettings] = {
         defocus_sigma_px=(0.6, 1.6), motion_blur_px=(0.0, 5.0), noise_sigma=(3.0, 6.0), jpeg_quality=(65, 85),
         light_gradient=(0.15, 0.35), vignette=(0.15, 0.40)),
 }
+# The standard table with melee piles, where a disk lies across two or three others and edges cross edges: a
+# tier of its own, so the standard and hard tables (and every figure measured on them) stay as they were.
+TIERS["piled"] = replace(TIERS["standard"], name="piled", disks=(16, 26), overlaps=(1, 3), piles=(1, 2))
 
 
 def tier_settings(name: str) -> TierSettings:

@@ -70,11 +70,11 @@ TRAINING_FAMILIES: tuple[str, ...] = tuple(n for n, f in FAMILIES.items() if not
 HELD_OUT_FAMILIES: tuple[str, ...] = ("heraldic-wide-felt", "paint-thin-patterned", "heraldic-none-patterned")
 
 
-TIERS = ("standard", "hard")
+TIERS = ("standard", "hard", "piled")
 
 
-def _world_tier(rng: np.random.Generator, hard: bool) -> TierSettings:
-    base = tier_settings("standard")
+def _world_tier(rng: np.random.Generator, hard: bool, piled: bool = False) -> TierSettings:
+    base = tier_settings("piled" if piled else "standard")
     lens = rng.random() < 0.3   # a third of the cameras have a corrected or distortion-free lens
     camera = CameraSettings(yaw_jitter_deg=180.0 if rng.random() < 0.3 else 15.0, max_tilt_deg=32.0 if hard else 20.0,
                             hfov_deg=(50.0, 82.0), k1=(0.0, 0.0) if lens else (-0.25, -0.02), tangential=0.0015,
@@ -84,7 +84,7 @@ def _world_tier(rng: np.random.Generator, hard: bool) -> TierSettings:
                        hand_probability=0.6, disk_thickness_mm=float(rng.choice([1.0, 2.0, 3.0])),
                        defocus_sigma_px=(0.8, 2.0), motion_blur_px=(0.0, 6.0), noise_sigma=(3.0, 8.0),
                        jpeg_quality=(50, 80), light_gradient=(0.15, 0.45), vignette=(0.15, 0.5))
-    return replace(base, name="world", disks=(12, 26), camera=camera, hand_probability=0.25,
+    return replace(base, name="world-piled" if piled else "world", disks=(16, 28) if piled else (12, 26), camera=camera, hand_probability=0.25,
                    disk_thickness_mm=float(rng.choice([0.0, 1.0, 2.0, 2.0, 3.0])),
                    defocus_sigma_px=(0.3, 1.3), motion_blur_px=(0.0, 3.0), noise_sigma=(1.5, 6.0),
                    jpeg_quality=(60, 95), light_gradient=(0.05, 0.35), vignette=(0.05, 0.4))
@@ -132,7 +132,8 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
                 table: TableSetup | None = None) -> tuple[TableSetup, SynthCamera]:
     """A table of `family` and its camera, deterministic per arguments: a seed is a room (camera, cloth, light,
     disk sizes and prints), `frame` another arrangement of the disks in it. `tier` "hard": blur, dark rooms,
-    borders darker and near the cloth's colour, steep tilt, hands, more disks. `diameters_mm`: the same room with
+    borders darker and near the cloth's colour, steep tilt, hands, more disks; "piled": the standard room with
+    melee piles (`vision.synth.tiers`), its tables not those of "standard". `diameters_mm`: the same room with
     disks of these sizes instead of its own (the eye on sizes no training run drew). `table`: this table (its
     disks, tokens and hands as they lie, e.g. one moment of a clip) dressed in the room instead of one drawn for it:
     the same seed, family and `frame` dress every moment of a clip alike."""
@@ -146,7 +147,7 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
     fam = FAMILIES[family]
     room = np.random.default_rng([int(seed), 0x3017D, ART_SOURCES.index(fam.art), BORDERS.index(fam.border),
                                   CLOTHS.index(fam.cloth)])
-    settings = _world_tier(room, hard)
+    settings = _world_tier(room, hard, piled=tier == "piled")
     diam = room_diameters(room)     # drawn either way: the rest of the room stays the same
     if diameters_mm is not None:
         diam = tuple(float(v) for v in diameters_mm)
