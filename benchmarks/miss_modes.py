@@ -1,6 +1,6 @@
 """Why the eye misses the disks it misses: each missed disk (>= 50 % visible) traced to the step that lost it.
 
-    .venv/bin/python benchmarks/miss_modes.py [--seeds tuning|gate] [--tier standard|hard] [--frames 6]
+    .venv/bin/python benchmarks/miss_modes.py [--seeds tuning|gate] [--tier standard|hard|piled] [--frames 6]
                                               [--family NAME ...] [--out benchmarks/results/misses.md]
                                               [--model NET.onnx --verdict VERDICT.json]
 
@@ -61,9 +61,9 @@ def frames(seeds: str, tier: str, count: int, families: list[str] | None):
     if seeds == "tuning":
         from tune_eye import tuning_frames
 
-        if tier != "standard":
-            raise SystemExit("miss_modes: the tuning seeds are standard tier only")
-        for family, setup, camera in tuning_frames(count):
+        if tier == "hard":
+            raise SystemExit("miss_modes: the tuning seeds have standard and piled tables only")
+        for family, setup, camera in tuning_frames(count, tier):
             if families is None or family in families:
                 yield family, setup, camera
         return
@@ -217,7 +217,7 @@ def _nested(truth, cal, scale: float, radii_map: list[float], maps, found: set) 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default="tuning", choices=["tuning", "gate"])
-    p.add_argument("--tier", default="standard", choices=["standard", "hard"])
+    p.add_argument("--tier", default="standard", choices=["standard", "hard", "piled"])
     p.add_argument("--frames", type=int, default=6, help="frames per family")
     p.add_argument("--family", action="append", help="only these families (repeatable)")
     p.add_argument("--out", type=Path)
