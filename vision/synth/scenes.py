@@ -1,8 +1,9 @@
 """Random table setups: what lies on the synthetic table (the ground truth), independent of the camera.
 
 `random_table(seed, tier)` draws disks of the three size classes for two armies — singles, pairs touching edge to
-edge, partial overlaps of every depth (pins), stacks of 2 and 3, melee piles (the `piled` tier) — tokens on disks (lifting the disk above when it
-rests on one), terrain pieces, the range ruler, the light and print look, and optionally a hand over the table.
+edge, partial overlaps of every depth (pins), stacks of 2 and 3, melee piles (the `piled` tier) — tokens on disks
+(lifting the disk above when it rests on one), terrain pieces, the range ruler, the light and print look, and
+optionally a hand over the table.
 Everything is drawn from one numpy Generator, so a seed always gives the same table.
 """
 

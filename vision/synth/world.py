@@ -84,7 +84,8 @@ def _world_tier(rng: np.random.Generator, hard: bool, piled: bool = False) -> Ti
                        hand_probability=0.6, disk_thickness_mm=float(rng.choice([1.0, 2.0, 3.0])),
                        defocus_sigma_px=(0.8, 2.0), motion_blur_px=(0.0, 6.0), noise_sigma=(3.0, 8.0),
                        jpeg_quality=(50, 80), light_gradient=(0.15, 0.45), vignette=(0.15, 0.5))
-    return replace(base, name="world-piled" if piled else "world", disks=(16, 28) if piled else (12, 26), camera=camera, hand_probability=0.25,
+    return replace(base, name="world-piled" if piled else "world", disks=(16, 28) if piled else (12, 26),
+                   camera=camera, hand_probability=0.25,
                    disk_thickness_mm=float(rng.choice([0.0, 1.0, 2.0, 2.0, 3.0])),
                    defocus_sigma_px=(0.3, 1.3), motion_blur_px=(0.0, 3.0), noise_sigma=(1.5, 6.0),
                    jpeg_quality=(60, 95), light_gradient=(0.05, 0.35), vignette=(0.05, 0.4))
