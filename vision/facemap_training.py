@@ -119,6 +119,11 @@ def _sample(job: tuple[str, int, int]) -> FaceTruth:
     return truth
 
 
+def tier_of(k: int, piled_share: float) -> str:
+    """The tables of a run's `k`-th frame: "piled" for `piled_share` of the frames, spread evenly, else "standard"."""
+    return "piled" if math.floor((k + 1) * piled_share) > math.floor(k * piled_share) else "standard"
+
+
 def training_jobs(families: list[str], count: int, seeds: tuple[int, ...], piled_share: float = 0.0
                   ) -> list[tuple[str, int, int, str]]:
     """`count` frames spread over the families and seeds (a seed is a camera and a room; frames vary the table):
@@ -130,8 +135,7 @@ def training_jobs(families: list[str], count: int, seeds: tuple[int, ...], piled
         fam = families[k % len(families)]
         seed = seeds[(k // len(families)) % len(seeds)]
         frame = k // (len(families) * len(seeds))
-        piled = math.floor((k + 1) * piled_share) > math.floor(k * piled_share)
-        jobs.append((fam, seed, frame, "piled" if piled else "standard"))
+        jobs.append((fam, seed, frame, tier_of(k, piled_share)))
     return jobs
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import multiprocessing as mp
 import sys
 import time
@@ -166,10 +165,11 @@ def main(argv: list[str] | None = None) -> int:
     from vision.synth.world import TRAINING_FAMILIES
 
     families = list(TRAINING_FAMILIES) + ["classic"]
-    share = args.piled_share   # spread evenly, as the face network's training frames (`training_jobs`)
+    from vision.facemap_training import tier_of
+
+    share = args.piled_share   # spread evenly, as the face network's training frames
     jobs = [(families[k % len(families)], WORLD_VERDICT_SEEDS[k % len(WORLD_VERDICT_SEEDS)], args.model,
-             "piled" if math.floor((k + 1) * share) > math.floor(k * share) else "standard")
-            for k in range(args.frames)]
+             tier_of(k, share)) for k in range(args.frames)]
     t0 = time.time()
     with mp.get_context("fork").Pool(args.workers) as pool:
         got = pool.map(frame_judgements, jobs, chunksize=2)
