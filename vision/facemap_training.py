@@ -94,7 +94,8 @@ def _use_cache(cache: Path | None) -> None:
     _CACHE = cache
 
 
-def _sample(job: tuple[str, int, int]) -> FaceTruth:
+def _sample(job: tuple) -> FaceTruth:
+    """One frame's rectified image and targets: job (family, seed, frame[, tier]), read from the cache when there."""
     from vision.synth.facemaps import face_truth, nested_centres
     from vision.synth.render import render_frame
 
