@@ -5,7 +5,7 @@
                                             [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
                                             [--nest-probability P|off] [--nest-search N]
-                                            [--tier standard|piled]
+                                            [--tier standard|piled|hard]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
@@ -17,7 +17,8 @@ choice can be rerun (the verdict stays the shipped one unless `--verdict` names 
 network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge,
 `--nest-judge` a retrained nest judge; `--nest-probability` overrides `DetectorConfig.nest_probability` (`off`: the
 nest judge is not asked); `--nest-search` overrides `DetectorConfig.nest_search` (0: the judge is asked about
-suspicions only). `--tier piled` plays tables with melee piles instead (`vision.synth.tiers`).
+suspicions only). `--tier piled` plays tables with melee piles instead, `--tier hard` the hard tier's tables
+(`vision.synth.tiers`).
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nest-judge", default=None, help="a nest judge of one's own (default: the shipped one)")
     p.add_argument("--nest-probability", default=None, help="DetectorConfig.nest_probability, or off")
     p.add_argument("--nest-search", type=int, default=None, help="DetectorConfig.nest_search")
-    p.add_argument("--tier", default="standard", choices=["standard", "piled"],
-                   help="the tables: standard, or piled (melee piles: `vision.synth.tiers`)")
+    p.add_argument("--tier", default="standard", choices=["standard", "piled", "hard"],
+                   help="the tables: standard, piled (melee piles) or hard (`vision.synth.tiers`)")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
     for name in ("model", "verdict", "judge", "nest_judge"):
