@@ -63,10 +63,21 @@ def detect(args: argparse.Namespace) -> int:
         import numpy as np
 
         from vision.detect import detect_rectified
+        from vision.runtime import FIXED_AFTER
 
         w, h = getattr(calibration, "rectified_size", (980, 980))
-        for _ in range(2):  # the network's runtime plans its memory over its first two runs of a frame size
-            detect_rectified(np.full((h, w, 3), 90, np.uint8), calibration, sizes)
+        blank = np.full((h, w, 3), 90, np.uint8)
+        # a size asked for this often gets a session of its own (`vision.runtime.FIXED_AFTER`), and the runtime
+        # plans a session's memory over its first two runs: the network at full pace from then on
+        for _ in range(FIXED_AFTER + 2):
+            detect_rectified(blank, calibration, sizes)
+        # a blank table asks neither judge: their files are read and laid out for the CPU on a first question
+        # (about 25 ms, once per process)
+        from vision.nestjudge import judge_nests
+        from vision.pairjudge import Circle, judge_pairs
+
+        judge_pairs(blank, [(Circle(200.0, 200.0, 22.0), Circle(230.0, 200.0, 32.0))])
+        judge_nests(blank, [(Circle(200.0, 200.0, 22.0), Circle(205.0, 200.0, 44.5))])
     several = len(paths) > 1
     for p in paths:
         img = _read_image(p)

@@ -218,7 +218,13 @@ def export_onnx(net, path: Path, patch: int = PATCH) -> None:
 def main(argv: list[str] | None = None) -> int:
     from vision.facemap_training import families_to_train, training_arguments, training_jobs
 
-    args = training_arguments(__doc__, "vision/models/pairjudge.onnx", 2400, 8000, 64).parse_args(argv)
+    parser = training_arguments(__doc__, "vision/models/pairjudge.onnx", 2400, 8000, 64)
+    parser.add_argument("--piled-share", type=float, default=0.0,
+                        help="share of the training frames drawn with melee piles (`vision.synth.tiers`; default 0)")
+    args = parser.parse_args(argv)
+    if not 0.0 <= args.piled_share <= 1.0:
+        print("pair_training: --piled-share must be within 0..1", file=sys.stderr)
+        return 2
     import torch
 
     from vision.synth import seeds
@@ -230,8 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     torch.set_num_threads(max(1, args.workers))
     print(f"rendering {args.frames} training frames of {', '.join(families)} ...", flush=True)
-    examples = examples_of(training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS), args.workers,
-                           args.cache)
+    examples = examples_of(training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS, args.piled_share),
+                           args.workers, args.cache)
     valid = examples_of(training_jobs(families, args.valid_frames, seeds.WORLD_TUNING_SEEDS), args.workers,
                         args.cache)
     print(f"{len(examples)} training pairs, {len(valid)} validation pairs; training {args.steps} steps of "

@@ -161,3 +161,24 @@ def test_a_shape_asked_for_again_gets_its_own_session_and_few_are_kept(tmp_path,
         for _ in range(runtime.FIXED_AFTER):
             runtime.session(path, "model", "vision.facemap_training", (1, 3, size, size))
     assert sum(len(k) > 2 for k in runtime._sessions) == runtime.FIXED_SESSIONS
+
+
+def test_regression_the_runtimes_threads_do_not_spin_between_runs(tmp_path, monkeypatch):
+    # spinning worker threads held the cores the eye's OpenCV and NumPy work wanted between runs: on two threads
+    # a whole frame took 110 ms instead of 64
+    import cv2
+
+    import vision.runtime as runtime
+
+    monkeypatch.setattr(runtime, "_sessions", {})
+    monkeypatch.setattr(runtime, "_layouts", {})
+    path = tmp_path / "tiny.onnx"
+    path.write_bytes(_tiny_face_net(6).SerializeToString())
+    threads = cv2.getNumThreads()
+    try:
+        cv2.setNumThreads(2)
+        opts = runtime.session(path, "model", "vision.facemap_training").get_session_options()
+    finally:
+        cv2.setNumThreads(threads)
+    assert opts.intra_op_num_threads == 2
+    assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"

@@ -125,3 +125,26 @@ def test_detection_without_the_judge_file_is_one_clear_line(tmp_path, monkeypatc
     monkeypatch.setattr(pairjudge, "MODEL_PATH", tmp_path / "gone.onnx")
     with pytest.raises(InputError, match="pair model file is missing"):
         detect_frame(img, identity_calibration())
+
+
+@pytest.mark.parametrize("share", ["-0.1", "1.5"])
+def test_the_trainer_turns_down_a_piled_share_outside_0_to_1(share, capsys):
+    from vision.pair_training import main
+
+    assert main(["--piled-share", share, "--frames", "1"]) == 2
+    assert "--piled-share must be within 0..1" in capsys.readouterr().err
+
+
+def test_a_piled_training_frame_gives_the_pairs_of_its_piles():
+    from vision.facemap_training import table_for
+    from vision.pair_training import frame_pairs
+    from vision.synth.facemaps import face_truth
+    from vision.synth.render import render_frame
+    from vision.synth.seeds import WORLD_TRAINING_SEEDS
+
+    def pairs(tier: str) -> int:
+        setup, camera = table_for("classic", WORLD_TRAINING_SEEDS[1], 0, tier)
+        return len(frame_pairs(face_truth(render_frame(setup, camera), setup, camera).rect, setup, camera))
+
+    # each disk of a pile lies across one or more others: far more overlapping pairs than on a standard table
+    assert pairs("piled") >= 2 * pairs("standard") > 0
