@@ -125,6 +125,22 @@ def tier_of(k: int, piled_share: float) -> str:
     return "piled" if math.floor((k + 1) * piled_share) > math.floor(k * piled_share) else "standard"
 
 
+def add_piled_share(parser: argparse.ArgumentParser) -> None:
+    """The trainers' `--piled-share` (the share of their frames drawn with melee piles), a value outside 0..1 one
+    clear line of the parser's."""
+    def share(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = float("nan")
+        if not 0.0 <= v <= 1.0:
+            raise argparse.ArgumentTypeError(f"must be within 0..1, got {text!r}")
+        return v
+
+    parser.add_argument("--piled-share", type=share, default=0.0,
+                        help="share of the training frames drawn with melee piles (`vision.synth.tiers`; default 0)")
+
+
 def training_jobs(families: list[str], count: int, seeds: tuple[int, ...], piled_share: float = 0.0
                   ) -> list[tuple[str, int, int, str]]:
     """`count` frames spread over the families and seeds (a seed is a camera and a room; frames vary the table):
@@ -501,8 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--photos", type=Path, metavar="FILE",
                    help="draw the printed photos from FILE (written by --save-photos) instead of scikit-image: "
                         "for a machine without it, such as a lent offline one")
-    p.add_argument("--piled-share", type=float, default=0.0,
-                   help="share of the training frames drawn with melee piles (`vision.synth.tiers`; default 0)")
+    add_piled_share(p)
     p.add_argument("--init", type=Path, help="go on training this exported network instead of starting afresh")
     p.add_argument("--max-lr", type=float, default=3e-3, help="the one-cycle schedule's peak learning rate")
     p.add_argument("--crops-on-device", action="store_true",
@@ -524,9 +539,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.loader_workers < 0:
         print("facemap_training: --loader-workers must be >= 0", file=sys.stderr)
-        return 2
-    if not 0.0 <= args.piled_share <= 1.0:
-        print("facemap_training: --piled-share must be within 0..1", file=sys.stderr)
         return 2
     if args.init is not None and not args.init.is_file():
         print(f"facemap_training: --init {args.init}: no such file", file=sys.stderr)

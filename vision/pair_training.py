@@ -216,15 +216,11 @@ def export_onnx(net, path: Path, patch: int = PATCH) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from vision.facemap_training import families_to_train, training_arguments, training_jobs
+    from vision.facemap_training import add_piled_share, families_to_train, training_arguments, training_jobs
 
     parser = training_arguments(__doc__, "vision/models/pairjudge.onnx", 2400, 8000, 64)
-    parser.add_argument("--piled-share", type=float, default=0.0,
-                        help="share of the training frames drawn with melee piles (`vision.synth.tiers`; default 0)")
+    add_piled_share(parser)
     args = parser.parse_args(argv)
-    if not 0.0 <= args.piled_share <= 1.0:
-        print("pair_training: --piled-share must be within 0..1", file=sys.stderr)
-        return 2
     import torch
 
     from vision.synth import seeds

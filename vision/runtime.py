@@ -51,8 +51,8 @@ def session(path: Path, what: str, retrain: str, input_shape: tuple[int, ...] | 
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3  # errors only: the runtime's notices are not the player's business
             # its worker threads wait for the next run by sleeping, not spinning: between runs the eye's OpenCV and
-            # NumPy work needs those cores (two threads on two cores: a whole frame 110 -> 64 ms; one thread: no
-            # worker threads at all; `benchmarks/results/vision.md`)
+            # NumPy work needs those cores (two threads on two cores: a whole frame 83 -> 63 ms, `bench_vision.py
+            # --threads 2`; one thread: no worker threads at all)
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             try:
                 fast = _layout(path, what, retrain)

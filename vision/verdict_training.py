@@ -171,14 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--face-fade", type=float, default=FACE_FADE,
                    help="each circle learned again with its face evidence scaled by up to this much less "
                         "(default 0: not)")
-    p.add_argument("--piled-share", type=float, default=0.0,
-                   help="share of the frames drawn with melee piles (`vision.synth.tiers`; default 0)")
+    from vision.facemap_training import add_piled_share
+
+    add_piled_share(p)
     args = p.parse_args(argv)
     if args.hidden < 1 or args.l2 < 0:
         print("verdict_training: --hidden must be >= 1 and --l2 >= 0", file=sys.stderr)
-        return 2
-    if not 0.0 <= args.piled_share <= 1.0:
-        print("verdict_training: --piled-share must be within 0..1", file=sys.stderr)
         return 2
     if not 0.0 <= args.face_fade <= 1.0:
         print("verdict_training: --face-fade must be within 0..1", file=sys.stderr)

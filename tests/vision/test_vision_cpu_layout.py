@@ -165,7 +165,7 @@ def test_a_shape_asked_for_again_gets_its_own_session_and_few_are_kept(tmp_path,
 
 def test_regression_the_runtimes_threads_do_not_spin_between_runs(tmp_path, monkeypatch):
     # spinning worker threads held the cores the eye's OpenCV and NumPy work wanted between runs: on two threads
-    # a whole frame took 110 ms instead of 64
+    # a whole frame took 83 ms instead of 63 (`bench_vision.py --threads 2`)
     import cv2
 
     import vision.runtime as runtime

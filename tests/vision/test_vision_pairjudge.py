@@ -127,12 +127,16 @@ def test_detection_without_the_judge_file_is_one_clear_line(tmp_path, monkeypatc
         detect_frame(img, identity_calibration())
 
 
-@pytest.mark.parametrize("share", ["-0.1", "1.5"])
-def test_the_trainer_turns_down_a_piled_share_outside_0_to_1(share, capsys):
-    from vision.pair_training import main
+@pytest.mark.parametrize("trainer", ["vision.pair_training", "vision.facemap_training", "vision.verdict_training"])
+@pytest.mark.parametrize("share", ["-0.1", "1.5", "half"])
+def test_the_trainers_turn_down_a_piled_share_outside_0_to_1(trainer, share, capsys):
+    import importlib
 
-    assert main(["--piled-share", share, "--frames", "1"]) == 2
-    assert "--piled-share must be within 0..1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        importlib.import_module(trainer).main(["--piled-share", share, "--frames", "1"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--piled-share: must be within 0..1" in err and "Traceback" not in err
 
 
 def test_a_piled_training_frame_gives_the_pairs_of_its_piles():
