@@ -2,7 +2,8 @@
 held-out ones no training or tuning run ever saw.
 
     .venv/bin/python benchmarks/eval_families.py [--frames 6] [--family NAME ...] [--tier standard|hard|piled]
-                                                 [--lens truth|markers|plain] [--out benchmarks/results/families.md]
+                                                 [--lens truth|markers|plain] [--camera-scale N]
+                                                 [--out benchmarks/results/families.md]
 
 For every family (default: the classic look, every training family and every held-out family of
 `vision.synth.world`), `--frames` frames are rendered from `WORLD_GATE_SEEDS` (the classic look: `GATE_SEEDS`),
@@ -12,7 +13,9 @@ frames whose pin set is exactly right. The plain HoughCircles pipeline (`vision.
 and calibrations for the speed ratio; both are timed on one core (OpenCV and BLAS threads set to 1).
 `--lens markers` calibrates without the lens, as `tablesight calibrate IMAGE` does with no `--intrinsics` (the
 lens's distortion estimated from the markers, `calibration.lens`); `--lens plain` without the lens and without
-that estimate (a plain homography, how such frames were calibrated before).
+that estimate (a plain homography, how such frames were calibrated before). `--camera-scale N` sees every room
+with a camera of N times the pixels a side (`SynthCamera.sharper`: the same view and lens, a 4K webcam or a phone's
+photo at 2 and 3): the eye reads the table at its own scale whatever the camera's, so its figures should hold.
 """
 
 from __future__ import annotations
@@ -38,8 +41,14 @@ from benchmarks.eval_vision import Tally, metrics, score_frame  # noqa: E402
 from tablesight.errors import InputError  # noqa: E402
 
 
-def frames_of(family: str, count: int, tier: str):
-    """(setup, camera) of `count` gate frames of a family: one table per seed, cycling seeds."""
+def frames_of(family: str, count: int, tier: str, camera_scale: int = 1):
+    """(setup, camera) of `count` gate frames of a family: one table per seed, cycling seeds; the camera with
+    `camera_scale` times its pixels a side."""
+    for setup, camera in _gate_frames(family, count, tier):
+        yield setup, camera.sharper(camera_scale)
+
+
+def _gate_frames(family: str, count: int, tier: str):
     from vision.synth import seeds
 
     if family == "classic":
@@ -58,7 +67,8 @@ def frames_of(family: str, count: int, tier: str):
         yield world_table(seed, family, frame=k // len(seeds.WORLD_GATE_SEEDS), tier=tier)
 
 
-def evaluate_family(family: str, count: int, tier: str, log=print, lens: str = "truth") -> dict:
+def evaluate_family(family: str, count: int, tier: str, log=print, lens: str = "truth", camera_scale: int = 1
+                    ) -> dict:
     from calibration.camera import CameraIntrinsics
     from calibration.table import calibrate_table
     from vision.baseline import detect as baseline
@@ -68,7 +78,7 @@ def evaluate_family(family: str, count: int, tier: str, log=print, lens: str = "
 
     eye, base = Tally(), Tally()
     exact = calibrated = 0
-    for setup, camera in frames_of(family, count, tier):
+    for setup, camera in frames_of(family, count, tier, camera_scale):
         frame = render_frame(setup, camera)
         diam = tuple(float(v) for v in setup.diameters_mm)
         intr = CameraIntrinsics(camera_matrix=camera.camera_matrix, dist_coeffs=camera.dist_coeffs,
@@ -138,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lens", default="truth", choices=["truth", "markers", "plain"],
                    help="calibrate with the true lens (default), with none (estimated from the markers, as "
                         "`tablesight calibrate` without --intrinsics), or with none and no estimate")
+    p.add_argument("--camera-scale", type=int, default=1, choices=[1, 2, 3, 4],
+                   help="cameras with this many times the pixels a side (default 1: 1920x1080)")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     cv2.setNumThreads(1)
@@ -146,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         TRAINING_FAMILIES, HELD_OUT_FAMILIES = (), ()
     families = args.family or (["classic"] + list(TRAINING_FAMILIES) + list(HELD_OUT_FAMILIES))
-    results = [evaluate_family(f, args.frames, args.tier, log=lambda m: print(m, file=sys.stderr), lens=args.lens)
-               for f in families]
+    results = [evaluate_family(f, args.frames, args.tier, log=lambda m: print(m, file=sys.stderr), lens=args.lens,
+                               camera_scale=args.camera_scale) for f in families]
     text = markdown(results, set(HELD_OUT_FAMILIES),
                     ".venv/bin/python benchmarks/eval_families.py " + " ".join(argv or sys.argv[1:]))
     print(text)

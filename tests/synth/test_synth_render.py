@@ -88,6 +88,23 @@ def test_synth_camera_truth_round_trips_json():
     assert np.allclose(cam.project(pts), back.project(pts), atol=1e-3)
 
 
+@pytest.mark.parametrize("factor", [1, 2, 3])
+def test_synth_sharper_camera_sees_the_same_view_with_more_pixels(factor):
+    cam = table_camera(TEST_SEEDS[1], TIERS["hard"].camera, "1080p")     # tilted, with a lens
+    sharp = cam.sharper(factor)
+    assert sharp.image_size == (1920 * factor, 1080 * factor)
+    pts = np.array([[0.0, 0.0], [900.0, 900.0], [450.0, 120.0], [-60.0, 930.0]])
+    for height in (0.0, 4.0):
+        assert np.allclose(sharp.project(pts, height), (cam.project(pts, height) + 0.5) * factor - 0.5, atol=1e-6)
+    assert np.allclose(sharp.center_mm, cam.center_mm)
+
+
+@pytest.mark.parametrize("factor", [0, 5, 1.5, True, "2"])
+def test_synth_sharper_camera_refuses_a_factor_out_of_range(factor):
+    with pytest.raises(ValueError, match="factor"):
+        table_camera(TEST_SEEDS[1], TIERS["hard"].camera, "1080p").sharper(factor)
+
+
 @pytest.mark.parametrize("tier", ["easy", "standard", "hard"])
 def test_synth_ray_map_inverts_projection(tier):
     """The cached per-pixel rays (used to draw) agree with cv2.projectPoints (used for the truth)."""

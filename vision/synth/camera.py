@@ -185,6 +185,20 @@ class SynthCamera:
         img = self.project(p)
         return 10.0 / max(float(np.linalg.norm(img[1] - img[0])), 1e-9)
 
+    def sharper(self, factor: int) -> "SynthCamera":
+        """The same camera with `factor` times the pixels a side: the same pose, field of view and lens, a finer
+        sensor (a 4K webcam, a phone's photo). Pixel (x, y) of this camera is pixel ((x + 0.5) * factor - 0.5, ...)
+        of the new one."""
+        if isinstance(factor, bool) or not isinstance(factor, int) or not 1 <= factor <= 4:
+            raise ValueError(f"sharper: factor must be a whole number within 1..4, got {factor!r}")
+        k = self.camera_matrix.copy()
+        k[:2, :2] *= factor
+        k[:2, 2] = (k[:2, 2] + 0.5) * factor - 0.5
+        w, h = self.image_size
+        return SynthCamera(camera_matrix=k, dist_coeffs=self.dist_coeffs.copy(), rvec=self.rvec.copy(),
+                           tvec=self.tvec.copy(), image_size=(w * factor, h * factor), yaw_deg=self.yaw_deg,
+                           tilt_deg=self.tilt_deg)
+
     # JSON -----------------------------------------------------------------------------------------------------
     def intrinsics_json(self) -> dict:
         """The lens as `tablesight.camera/1` (what `tablesight calibrate-camera` should recover)."""
