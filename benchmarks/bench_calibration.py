@@ -135,9 +135,9 @@ def speed(frame: np.ndarray, cal, repeat: int) -> dict:
         und = {i: intr.undistort_points(m.corners_px) for i, m in found.items()}
         return fit_table_homography(und, layout, camera_matrix=intr.camera_matrix)
 
-    from calibration.drift import _marker_rois, _reference_corners
+    from calibration.drift import marker_regions, reference_corners
 
-    rois = _marker_rois(cal, _reference_corners(cal))
+    rois = marker_regions(cal, reference_corners(cal))
 
     def regions_and_fit():
         found = detect_markers_in_rois(frame, rois, layout.dictionary)

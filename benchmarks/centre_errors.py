@@ -24,7 +24,8 @@ for p in (ROOT, ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from eval_vision import _visible, dated_report, match  # noqa: E402
+from eval_vision import dated_report, match  # noqa: E402
+from vision.scene_match import visible_fraction  # noqa: E402
 from tune_eye import tuning_frames  # noqa: E402
 
 
@@ -46,7 +47,7 @@ def frame_errors(setup, camera) -> list[tuple[float, float, str]]:
     out = []
     for d in scene.disks:
         t = truth.get(m.get(d.id))
-        if t is None or _visible(t) < 0.5:
+        if t is None or visible_fraction(t) < 0.5:
             continue
         err = math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm)
         mismatch = np.zeros(2)

@@ -50,7 +50,7 @@ from tablesight.errors import InputError  # noqa: E402
 from tablesight.scene import SIZE_CLASSES, Scene, load_scene  # noqa: E402
 # The one matching of detections to true disks, shared with the web demo's truth overlay.
 from vision.scene_match import match  # noqa: E402,F401
-from vision.scene_match import visible_fraction as _visible  # noqa: E402
+from vision.scene_match import visible_fraction  # noqa: E402
 
 BASELINE = "vision.baseline:detect"
 DEFAULT_DETECTOR = "vision.detect:detect_frame"
@@ -120,7 +120,7 @@ def pin_sets(truth: Scene, detected: Scene, matched: dict[str, str]
     renamed = [replace(d, id=matched.get(d.id) or f"unmatched:{d.id}", player=None, extra={})
                for d in detected.disks]
     det_pins = _pins(Scene(disks=tuple(renamed), battlefield=truth.battlefield)) or set()
-    dontcare = {t.id for t in tdisks if _visible(t) < PARTLY}
+    dontcare = {t.id for t in tdisks if visible_fraction(t) < PARTLY}
     care = {t.id for t in tdisks} - dontcare
     return ({p for p in truth_pins if p[0] in care and p[1] in care},
             {p for p in det_pins if p[0] not in dontcare and p[1] not in dontcare})
@@ -132,7 +132,7 @@ def score_frame(tally: Tally, truth: Scene, detected: Scene, diameters: tuple[fl
     ddisks = {d.id: d for d in detected.disks}
     cls = {}
     for t in tdisks.values():
-        v = _visible(t)
+        v = visible_fraction(t)
         cls[t.id] = "visible" if v >= VISIBLE else "partly" if v >= PARTLY else "dontcare"
     for tid, c in cls.items():
         if c != "dontcare":

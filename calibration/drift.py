@@ -71,7 +71,7 @@ class DriftState:
                 "recalibrations": self.recalibrations, "message": self.message}
 
 
-def _marker_rois(cal: TableCalibration, ref: dict[int, np.ndarray], pad: float = 0.75
+def marker_regions(cal: TableCalibration, ref: dict[int, np.ndarray], pad: float = 0.75
                  ) -> dict[int, tuple[int, int, int, int]]:
     """Image regions around each marker: its tile grown by `pad` of the tile on every side (a camera knocked
     by a few millimetres still finds its markers there; a bigger move falls back to the whole frame)."""
@@ -86,7 +86,7 @@ def _marker_rois(cal: TableCalibration, ref: dict[int, np.ndarray], pad: float =
     return rois
 
 
-def _reference_corners(cal: TableCalibration) -> dict[int, np.ndarray]:
+def reference_corners(cal: TableCalibration) -> dict[int, np.ndarray]:
     """Table mm of each marker's corners as seen at calibration time (fit residuals included)."""
     ref: dict[int, list] = {}
     for r in sorted(cal.residuals, key=lambda r: (r.marker_id, r.corner)):
@@ -106,8 +106,8 @@ class DriftMonitor:
         self._lock = threading.Lock()  # guards the fields below
         self._check_lock = threading.Lock()  # one check at a time
         self._cal = calibration
-        self._ref = _reference_corners(calibration)
-        self._rois = _marker_rois(calibration, self._ref)
+        self._ref = reference_corners(calibration)
+        self._rois = marker_regions(calibration, self._ref)
         self._version = 0
         self._checks = 0
         self._recalibrations = 0
@@ -233,8 +233,8 @@ class DriftMonitor:
                                   battlefield_from_markers_mm=old.battlefield_from_markers_mm,
                                   rectified_origin_mm=old.rectified_origin_mm,
                                   disk_diameters_mm=old.disk_diameters_mm)
-        ref = _reference_corners(new)
-        rois = _marker_rois(new, ref)
+        ref = reference_corners(new)
+        rois = marker_regions(new, ref)
         with self._lock:
             self._cal, self._ref, self._rois = new, ref, rois
             self._version += 1

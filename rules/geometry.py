@@ -90,7 +90,7 @@ def signed_area(poly: np.ndarray) -> float:
     return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
 
 
-def _point_segment_distance(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def point_segment_distance(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Distances (N, E) from points (N, 2) to segments a->b (E, 2)."""
     ab = b - a
     ll = np.einsum("ij,ij->i", ab, ab)
@@ -116,7 +116,7 @@ def points_in_polygon(pts: np.ndarray, poly: np.ndarray) -> np.ndarray:
 def signed_distance_to_polygon(pts: np.ndarray, poly: np.ndarray) -> np.ndarray:
     """Distance from each point to the polygon's boundary, positive inside, negative outside."""
     pts = np.atleast_2d(np.asarray(pts, float))
-    dist = _point_segment_distance(pts, poly, np.roll(poly, -1, axis=0)).min(axis=1)
+    dist = point_segment_distance(pts, poly, np.roll(poly, -1, axis=0)).min(axis=1)
     return np.where(points_in_polygon(pts, poly), dist, -dist)
 
 
@@ -269,7 +269,7 @@ def _segments_blocked(p: np.ndarray, q: np.ndarray, obs: Obstacles, active: np.n
         parity = (np.add.reduceat(hits, obs.starts, axis=1) % 2 == 1) & active[rows]
         cand = np.flatnonzero(parity.any(axis=1))
         if len(cand):
-            dist = np.minimum.reduceat(_point_segment_distance(m[cand], obs.u, obs.w), obs.starts, axis=1)
+            dist = np.minimum.reduceat(point_segment_distance(m[cand], obs.u, obs.w), obs.starts, axis=1)
             inside = parity[cand] & (dist > GRAZE_EPS)
             blocked[rows[cand]] |= np.any(inside, axis=1)
     return blocked
@@ -387,7 +387,7 @@ def los_many(ca: np.ndarray, ra: np.ndarray, cb: np.ndarray, rb: np.ndarray, obs
     # vertices that can lie on a segment between the disks: active, within the hull of the two disks
     rest0 = rest.copy()
     pi = todo[rest]
-    vd = _point_segment_pairs_distance(obs.verts, ca[pi], cb[pi])  # (R, V)
+    vd = point_segment_pairs_distance(obs.verts, ca[pi], cb[pi])  # (R, V)
     vmask = act[rest][:, obs.vert_poly] & (vd <= np.maximum(ra[pi], rb[pi])[:, None] + GRAZE_EPS)
     rr, vv = np.nonzero(vmask)
     if len(rr):
@@ -413,7 +413,7 @@ def los_many(ca: np.ndarray, ra: np.ndarray, cb: np.ndarray, rb: np.ndarray, obs
     return visible, witness
 
 
-def _point_segment_pairs_distance(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def point_segment_pairs_distance(pts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(R, V): distance from every point to the segment a[r] -> b[r]."""
     ab = b - a
     ll = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-300)

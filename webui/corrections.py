@@ -36,9 +36,9 @@ FILE_NAME = "corrections.json"
 #: Spanish and English: a piece named so gets those keywords. Any other name gives none: the players pick them
 #: from the card (the piece is marked `keywords_needed` until they do).
 def _preset_table() -> dict[str, tuple[str, ...]]:
-    from rules.diskwars.terrain_presets import PRESETS, _norm
+    from rules.diskwars.terrain_presets import PRESETS, normalised_name
 
-    return {_norm(n): p.keywords for p in PRESETS if p.keywords is not None for n in (p.name_es, p.name_en)}
+    return {normalised_name(n): p.keywords for p in PRESETS if p.keywords is not None for n in (p.name_es, p.name_en)}
 
 
 TERRAIN_NAME_KEYWORDS: dict[str, tuple[str, ...]] = _preset_table()

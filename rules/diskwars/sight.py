@@ -221,9 +221,9 @@ def _clearance(p: np.ndarray, q: np.ndarray, obs: geometry.Obstacles, active: np
     if len(rows) == 0:
         return out
     p, q = p[rows], q[rows]
-    d1 = geometry._point_segment_distance(p, obs.u, obs.w)
-    d2 = geometry._point_segment_distance(q, obs.u, obs.w)
-    d3 = geometry._point_segment_pairs_distance(obs.verts, p, q)
+    d1 = geometry.point_segment_distance(p, obs.u, obs.w)
+    d2 = geometry.point_segment_distance(q, obs.u, obs.w)
+    d3 = geometry.point_segment_pairs_distance(obs.verts, p, q)
     d = np.minimum(np.minimum(d1, d2), d3)
     out[rows] = np.where(act[rows][:, obs.edge_poly], d, np.inf).min(axis=1)
     return out

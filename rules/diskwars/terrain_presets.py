@@ -64,7 +64,8 @@ PRESETS: tuple[TerrainPreset, ...] = (
 )
 
 
-def _norm(name: str) -> str:
+def normalised_name(name: str) -> str:
+    """A piece's name as the presets are looked up by: ASCII, lower case, words separated by single spaces."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
     return re.sub(r"[^a-z0-9]+", " ", ascii_name.lower()).strip()
 
@@ -72,13 +73,13 @@ def _norm(name: str) -> str:
 _BY_NAME: dict[str, TerrainPreset] = {}
 for _p in PRESETS:
     for _n in (_p.key.replace("-", " "), _p.name_es, _p.name_en):
-        _BY_NAME[_norm(_n)] = _p
+        _BY_NAME[normalised_name(_n)] = _p
 
 def preset_for(name: str) -> TerrainPreset | None:
     """The rulebook face a piece's name names (Spanish or English, any case and accents), or None."""
     if not isinstance(name, str):
         return None
-    return _BY_NAME.get(_norm(name))
+    return _BY_NAME.get(normalised_name(name))
 
 
 def keywords_for_name(name: str) -> tuple[str, ...] | None:

@@ -15,6 +15,7 @@ from vision.detect import locate_disks, sizes_for
 from vision.incremental import ChangeConfig, change_mask, detect_changed, reference_for
 from vision.live import LiveTable, PipelineConfig
 from vision.motion import MotionConfig
+from vision.scene_match import visible_fraction
 from vision.synth.drawn import DrawnDisk, draw_table, identity_calibration
 from vision.synth.seeds import TEST_SEEDS
 from vision.tracker import Tracker
@@ -213,7 +214,7 @@ def test_on_game_clips_the_changed_part_finds_what_the_whole_frame_finds(seed):
         det = locate_disks(rect, cal, sizes, prev) if res is None else res.detection
         prev = tracker.update(det.scene)
         ref = reference_for(rect if res is None else res.reference_rect, det, tracker.last_ids, prev)
-        seen = {t.id for t in truth.disks if ev._visible(t) >= 0.5}
+        seen = {t.id for t in truth.disks if visible_fraction(t) >= 0.5}
         whole_m, m = ev.match(truth, whole_prev), ev.match(truth, prev)
         assert set(whole_m.values()) & seen <= set(m.values()), k
         assert sum(d.id not in m for d in prev.disks) <= sum(d.id not in whole_m for d in whole_prev.disks), k
