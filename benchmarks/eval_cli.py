@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -62,6 +62,43 @@ def frames_of(folder: Path) -> list[tuple[Path, Path]]:
     return out
 
 
+@dataclass(frozen=True)
+class CliFrame:
+    """One frame of a folder as the command line read it: the calibration file `tablesight calibrate` wrote (None
+    when it failed), the scene `tablesight detect` printed (empty when it failed), the true scene, the frame's
+    processing time (`--timing`) and what failed."""
+
+    image: Path
+    truth: Scene
+    calibration: Path | None
+    detected: Scene
+    ms: float | None
+    failure: str | None
+
+
+def cli_frames(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | None, tmp: Path):
+    """`tablesight calibrate` then `tablesight detect --timing` on every frame of a folder (calibrations written
+    into `tmp`): a `CliFrame` each."""
+    for img, truth_path in frames_of(folder):
+        truth = truth_scene(truth_path, diameters)
+        cal_path = tmp / f"{img.stem}.table.json"
+        cmd = _cli() + ["calibrate", str(img), "-o", str(cal_path)]
+        if intrinsics is not None:
+            cmd += ["--intrinsics", str(intrinsics)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            yield CliFrame(img, truth, None, Scene(), None, f"{img.name}: calibrate: {r.stderr.strip()[:200]}")
+            continue
+        r = subprocess.run(_cli() + ["detect", str(img), "--calibration", str(cal_path), "--timing"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            yield CliFrame(img, truth, cal_path, Scene(), None, f"{img.name}: detect: {r.stderr.strip()[:200]}")
+            continue
+        timing = [json.loads(line) for line in r.stderr.splitlines() if line.startswith("{")]
+        yield CliFrame(img, truth, cal_path, Scene.from_json(json.loads(r.stdout)),
+                       float(timing[-1]["ms"]) if timing else None, None)
+
+
 def run(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | None, log=print
         ) -> tuple[Tally, Tally, int, list[str]]:
     """(eye tally, baseline tally, frames with the exact pin set, failures) over a folder."""
@@ -72,26 +109,14 @@ def run(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | 
     exact = 0
     failures: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for img, truth_path in frames_of(folder):
-            cal_path = Path(tmp) / f"{img.stem}.table.json"
-            cmd = _cli() + ["calibrate", str(img), "-o", str(cal_path)]
-            if intrinsics is not None:
-                cmd += ["--intrinsics", str(intrinsics)]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                failures.append(f"{img.name}: calibrate: {r.stderr.strip()[:200]}")
+        for f in cli_frames(folder, diameters, intrinsics, Path(tmp)):
+            if f.failure is not None:
+                failures.append(f.failure)
+            if f.calibration is None:
                 continue
-            r = subprocess.run(_cli() + ["detect", str(img), "--calibration", str(cal_path), "--timing"],
-                               capture_output=True, text=True)
-            truth = truth_scene(truth_path, diameters)
-            if r.returncode != 0:
-                failures.append(f"{img.name}: detect: {r.stderr.strip()[:200]}")
-                detected = Scene()
-            else:
-                detected = Scene.from_json(json.loads(r.stdout))
-                timing = [json.loads(line) for line in r.stderr.splitlines() if line.startswith("{")]
-                if timing:
-                    eye.ms.append(float(timing[-1]["ms"]))
+            img, truth, detected, cal_path = f.image, f.truth, f.detected, f.calibration
+            if f.ms is not None:
+                eye.ms.append(f.ms)
             before = (eye.pins_found, eye.pins_true, eye.pins_detected)
             score_frame(eye, truth, detected, diameters)
             eye.frames += 1

@@ -67,28 +67,36 @@ def _gate_frames(family: str, count: int, tier: str):
         yield world_table(seed, family, frame=k // len(seeds.WORLD_GATE_SEEDS), tier=tier)
 
 
-def evaluate_family(family: str, count: int, tier: str, log=print, lens: str = "truth", camera_scale: int = 1
-                    ) -> dict:
+def frame_calibration(image, camera, diameters: tuple[float, float, float], lens: str = "truth"):
+    """(calibration, whether it came from the frame's markers): calibrated from the frame's own markers, with the
+    camera's true lens (`lens` "truth"), the lens estimated from the markers ("markers") or none ("plain"); where
+    the markers are hidden (a hand), the exact calibration."""
     from calibration.camera import CameraIntrinsics
     from calibration.table import calibrate_table
+    from vision.synth.truth import truth_calibration
+
+    intr = CameraIntrinsics(camera_matrix=camera.camera_matrix, dist_coeffs=camera.dist_coeffs,
+                            image_size=camera.image_size, rms_px=0.0)
+    try:
+        return calibrate_table(image, intrinsics=intr if lens == "truth" else None,
+                               estimate_distortion=lens == "markers").with_disk_diameters(diameters), True
+    except InputError:
+        return truth_calibration(camera, diameters), False
+
+
+def evaluate_family(family: str, count: int, tier: str, log=print, lens: str = "truth", camera_scale: int = 1
+                    ) -> dict:
     from vision.baseline import detect as baseline
     from vision.detect import detect_frame
     from vision.synth.render import render_frame
-    from vision.synth.truth import truth_calibration
 
     eye, base = Tally(), Tally()
     exact = calibrated = 0
     for setup, camera in frames_of(family, count, tier, camera_scale):
         frame = render_frame(setup, camera)
         diam = tuple(float(v) for v in setup.diameters_mm)
-        intr = CameraIntrinsics(camera_matrix=camera.camera_matrix, dist_coeffs=camera.dist_coeffs,
-                                image_size=camera.image_size, rms_px=0.0)
-        try:
-            cal = calibrate_table(frame.image, intrinsics=intr if lens == "truth" else None,
-                                  estimate_distortion=lens == "markers").with_disk_diameters(diam)
-            calibrated += 1
-        except InputError:   # markers hidden (a hand): the exact calibration, said in the table
-            cal = truth_calibration(camera, diam)
+        cal, from_markers = frame_calibration(frame.image, camera, diam, lens)
+        calibrated += int(from_markers)
         for tally, fn in ((eye, detect_frame), (base, baseline)):
             fn(frame.image, cal, diam)          # warm: the remap maps and first-call costs are not per frame
             t0 = time.perf_counter()

@@ -218,8 +218,11 @@ def test_overlays_pins_engagements_harried_and_terrain(browser, server):
     for e in v.report.engagements:
         assert page.locator(f'g.eng-badge[data-engagement="{e.id}"] text').text_content() == order[e.id]
     assert page.locator("circle.harried-mark").count() == len(v.report.harried)
-    unsure = [d.id for d in v.scene.disks if d.confidence is not None and d.confidence < 0.6]
-    assert unsure == ["d6"] and page.locator('g.disk[data-disk="d6"] text.unsure-mark').count() == 1
+    # the camera's unsure disks, below 0.8 (d3 at 0.72, d6 at 0.45), carry a "?"; a sure one (d5 at 0.93) none
+    unsure = sorted(d.id for d in v.scene.disks if d.confidence is not None and d.confidence < 0.8)
+    assert unsure == ["d3", "d6"] and page.locator("text.unsure-mark").count() == 2
+    assert page.locator('g.disk[data-disk="d6"] text.unsure-mark').count() == 1
+    assert page.locator('g.disk[data-disk="d5"] text.unsure-mark').count() == 0
     # a disk the camera suspects lies on d4 (the scene's `suspected_disks`): a dashed "?" there, a word on d4's card
     assert page.locator('g.suspect-mark[data-on="d4"] circle').get_attribute("r") == "22"
     page.click('g.disk[data-disk="d4"]')
