@@ -1,0 +1,60 @@
+"""The confidence benchmark: which detections count as real or made up, its tables, and its refusals."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from tablesight.scene import Disk, Scene
+
+_ROOT = Path(__file__).resolve().parents[2]
+for _p in (str(_ROOT), str(_ROOT / "benchmarks")):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+_spec = importlib.util.spec_from_file_location("bench_confidence", _ROOT / "benchmarks" / "confidence.py")
+cb = importlib.util.module_from_spec(_spec)
+sys.modules["bench_confidence"] = cb
+_spec.loader.exec_module(cb)
+
+TRUTH = Scene(disks=(
+    Disk("t1", 100.0, 100.0, 22.0, size="small", extra={"visible_fraction": 1.0}),
+    Disk("t2", 300.0, 100.0, 32.0, size="medium", extra={"visible_fraction": 0.1}),   # barely seen: counts for nothing
+))
+
+
+@pytest.mark.parametrize("detected, expected", [
+    ((Disk("d1", 100.5, 100.0, 22.0, size="small", confidence=0.97),), [(0.97, True)]),
+    ((Disk("d1", 500.0, 500.0, 22.0, size="small", confidence=0.7),), [(0.7, False)]),        # made up
+    ((Disk("d1", 300.0, 100.0, 32.0, size="medium", confidence=0.65),), []),                  # the barely seen disk
+    ((Disk("d1", 100.0, 100.0, 22.0, size="small"),), [(1.0, True)]),                          # no confidence: sure
+])
+def test_detections_are_real_made_up_or_not_counted(detected, expected):
+    got = cb.judged(TRUTH, Scene(disks=detected))
+    assert [(j.confidence, j.real) for j in got] == expected
+
+
+def test_the_tables_count_each_bin_and_each_marking_level():
+    items = [cb.Judged(0.65, False), cb.Judged(0.75, True), cb.Judged(0.85, False), cb.Judged(0.99, True),
+             cb.Judged(1.0, True)]
+    bins = "\n".join(cb.bin_rows(items))
+    assert "| 0.60-0.70 | 1 | 0 | 0.0 % | 1 of 2 |" in bins
+    assert "| 0.99-1.00 | 2 | 2 | 100.0 % | 0 of 2 |" in bins        # 1.0 falls in the last bin
+    marks = "\n".join(cb.mark_rows(items))
+    assert "| 0.80 | 1 of 2 (50.0 %) | 1 of 3 (33.3 %) |" in marks
+    assert "| 0.90 | 2 of 2 (100.0 %) | 1 of 3 (33.3 %) |" in marks
+
+
+def test_a_confidence_out_of_range_is_refused():
+    with pytest.raises(ValueError):
+        cb.Judged(1.2, True)
+
+
+@pytest.mark.parametrize("argv", [["--frames", "0"], ["--folder", "no-such-folder"],
+                                  ["--seeds", "gate", "--family", "no-such-family", "--frames", "1"]])
+def test_bad_arguments_are_one_line(argv, capsys):
+    assert cb.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("confidence: ") and err.count("\n") == 1
