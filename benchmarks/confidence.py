@@ -8,7 +8,9 @@ Every disk of a detected scene carries `confidence` (0-1; the page says "camera 
 that confidence and says, per bin, how many are real disks (matched to a true disk, `vision.scene_match.match`) and
 how many are made up; then, for a few levels the page could mark at, how many of the made-up disks such a mark
 would catch and how many real disks it would mark needlessly. Detections matched to a true disk under 25 % visible
-count as neither (as `benchmarks/eval_vision.py` scores precision).
+count as neither (as `benchmarks/eval_vision.py` scores precision). Last, of the overlapping true pairs whose disks
+were both found, how many the scene ordered right and wrong, and how many of each it reported as uncertain
+(`uncertain_pairs`, which the page asks the players about).
 
 Frames: `--seeds tuning` (default) the tuning seeds of `benchmarks/tune_eye.py`'s families, exactly calibrated
 (where a level may be chosen); `--seeds gate` the gate frames of `benchmarks/eval_families.py` (the classic look
@@ -25,6 +27,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import math  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -72,6 +75,42 @@ def judged(truth: Scene, detected: Scene) -> list[Judged]:
     return out
 
 
+@dataclass(frozen=True)
+class JudgedPair:
+    """One overlapping true pair whose disks were both found: whether the scene orders it right, and whether it
+    reports the pair's order as uncertain (`uncertain_pairs`: the page asks the players)."""
+
+    right: bool
+    uncertain: bool
+
+
+def judged_pairs(truth: Scene, detected: Scene) -> list[JudgedPair]:
+    """The true overlapping pairs (a stack, not two disks side by side) whose disks were both found."""
+    m = match(truth, detected)
+    inv = {tid: did for did, tid in m.items()}
+    ddisks = {d.id: d for d in detected.disks}
+    asked = {frozenset(p) for p in (detected.extra.get("uncertain_pairs") or ())}
+    tdisks = [t for t in truth.disks if not t.extra.get("held") and t.id in inv]
+    out = []
+    for i, a in enumerate(tdisks):
+        for b in tdisks[i + 1:]:
+            if a.z == b.z or math.hypot(a.x_mm - b.x_mm, a.y_mm - b.y_mm) >= a.radius_mm + b.radius_mm - 0.5:
+                continue
+            da, db = ddisks[inv[a.id]], ddisks[inv[b.id]]
+            out.append(JudgedPair((da.z - db.z) * (a.z - b.z) > 0, frozenset((da.id, db.id)) in asked))
+    return out
+
+
+def pair_rows(pairs: list[JudgedPair]) -> list[str]:
+    """How many of the pairs ordered right and wrong the scene reported as uncertain."""
+    lines = ["| overlapping pairs, both disks found | ordered right | ordered wrong |", "|---|---|---|"]
+    for name, flag in (("reported uncertain (the page asks)", True), ("not reported", False)):
+        right = sum(p.right and p.uncertain == flag for p in pairs)
+        wrong = sum(not p.right and p.uncertain == flag for p in pairs)
+        lines.append(f"| {name} | {right} | {wrong} |")
+    return lines
+
+
 def bin_rows(items: list[Judged]) -> list[str]:
     """The reliability table: per confidence bin, detections, real disks among them and the share of all made-up
     disks that fall in it."""
@@ -107,21 +146,25 @@ def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f} %" if b else "n/a"
 
 
-def synthetic_items(seeds: str, frames: int, tier: str, families: list[str]) -> list[Judged]:
+def synthetic_items(seeds: str, frames: int, tier: str, families: list[str]
+                    ) -> tuple[list[Judged], list[JudgedPair]]:
     from tune_eye import tuning_frames
     from vision.detect import detect_frame
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
     items: list[Judged] = []
+    pairs: list[JudgedPair] = []
     if seeds == "tuning":
         for family, setup, camera in tuning_frames(frames, tier):
             if families and family not in families:
                 continue
             frame = render_frame(setup, camera)
             diam = tuple(float(v) for v in setup.diameters_mm)
-            items += judged(frame.scene, detect_frame(frame.image, truth_calibration(camera, diam), diam))
-        return items
+            scene = detect_frame(frame.image, truth_calibration(camera, diam), diam)
+            items += judged(frame.scene, scene)
+            pairs += judged_pairs(frame.scene, scene)
+        return items, pairs
     from eval_families import frame_calibration, frames_of
 
     for family in families:
@@ -129,21 +172,25 @@ def synthetic_items(seeds: str, frames: int, tier: str, families: list[str]) -> 
             frame = render_frame(setup, camera)
             diam = tuple(float(v) for v in setup.diameters_mm)
             cal, _ = frame_calibration(frame.image, camera, diam)
-            items += judged(frame.scene, detect_frame(frame.image, cal, diam))
-    return items
+            scene = detect_frame(frame.image, cal, diam)
+            items += judged(frame.scene, scene)
+            pairs += judged_pairs(frame.scene, scene)
+    return items, pairs
 
 
-def folder_items(folder: Path, diameters: tuple[float, float, float]) -> tuple[list[Judged], list[str]]:
+def folder_items(folder: Path, diameters: tuple[float, float, float]
+                 ) -> tuple[list[Judged], list[JudgedPair], list[str]]:
     from eval_cli import cli_frames
 
-    items, failures = [], []
+    items, pairs, failures = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for f in cli_frames(folder, diameters, None, Path(tmp)):
             if f.failure is not None:
                 failures.append(f.failure)
             else:
                 items += judged(f.truth, f.detected)
-    return items, failures
+                pairs += judged_pairs(f.truth, f.detected)
+    return items, pairs, failures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(diam) != 3 or min(diam) <= 0:
             print("confidence: --disk-diameters-mm must be three positive numbers", file=sys.stderr)
             return 2
-        items, failures = folder_items(args.folder, diam)
+        items, pairs, failures = folder_items(args.folder, diam)
         what = f"the folder `{args.folder.name}` through the command line"
         command = f"benchmarks/confidence.py --folder {args.folder}"
     else:
@@ -186,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
 
             families = ["classic", *HELD_OUT_FAMILIES]
         try:
-            items = synthetic_items(args.seeds, args.frames, args.tier, families)
+            items, pairs = synthetic_items(args.seeds, args.frames, args.tier, families)
         except (KeyError, ValueError) as exc:
             print(f"confidence: {exc}", file=sys.stderr)
             return 2
@@ -197,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         command += f" --out {args.out}" + (" --append" if args.append else "")
     lines = [f"Detections by the confidence they report ({what}): {len(items)} detections, "
-             f"{sum(not j.real for j in items)} made up.", "", *bin_rows(items), "", *mark_rows(items)]
+             f"{sum(not j.real for j in items)} made up.", "", *bin_rows(items), "", *mark_rows(items), "",
+             "The stacking order's doubt (`uncertain_pairs`):", "", *pair_rows(pairs)]
     if failures:
         lines += ["", "Failures:"] + [f"- {f}" for f in failures]
     if args.append and args.out is not None and args.out.exists():

@@ -47,6 +47,19 @@ def test_the_tables_count_each_bin_and_each_marking_level():
     assert "| 0.90 | 2 of 2 (100.0 %) | 1 of 3 (33.3 %) |" in marks
 
 
+def test_pairs_are_scored_right_or_wrong_and_asked_or_not():
+    truth = Scene(disks=(Disk("a", 100.0, 100.0, 32.0, z=0, extra={"visible_fraction": 1.0}),
+                         Disk("b", 130.0, 100.0, 22.0, z=1, extra={"visible_fraction": 1.0}),
+                         Disk("c", 400.0, 100.0, 22.0, z=1, extra={"visible_fraction": 1.0})))
+    det = [Disk("d1", 100.0, 100.0, 32.0, z=1), Disk("d2", 130.0, 100.0, 22.0, z=0), Disk("d3", 400.0, 100.0, 22.0)]
+    wrong = cb.judged_pairs(truth, Scene(disks=tuple(det)))
+    assert [(p.right, p.uncertain) for p in wrong] == [(False, False)]          # c overlaps nothing
+    asked = cb.judged_pairs(truth, Scene(disks=tuple(det), extra={"uncertain_pairs": [["d2", "d1"]]}))
+    assert [(p.right, p.uncertain) for p in asked] == [(False, True)]
+    rows = "\n".join(cb.pair_rows(wrong + asked))
+    assert "| reported uncertain (the page asks) | 0 | 1 |" in rows and "| not reported | 0 | 1 |" in rows
+
+
 def test_a_confidence_out_of_range_is_refused():
     with pytest.raises(ValueError):
         cb.Judged(1.2, True)
