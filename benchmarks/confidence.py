@@ -21,22 +21,15 @@ and the held-out families unless `--family` names others), calibrated from their
 
 from __future__ import annotations
 
-import os
-
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
-import argparse  # noqa: E402
-import math  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import math
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT, ROOT / "benchmarks"):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
+sys.path[:0] = [str(p) for p in (ROOT, ROOT / "benchmarks") if str(p) not in sys.path]
 
 from eval_vision import dated_report  # noqa: E402
 from tablesight.scene import Scene  # noqa: E402
