@@ -31,15 +31,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(p) for p in (ROOT, ROOT / "benchmarks") if str(p) not in sys.path]
 
-from eval_vision import dated_report  # noqa: E402
+from eval_vision import PARTLY, dated_report  # noqa: E402  (PARTLY: a true disk less visible counts for nothing)
 from tablesight.scene import Scene  # noqa: E402
 from vision.scene_match import match, visible_fraction  # noqa: E402
 
 #: The confidence bins of the table (lower edges; the last bin ends at 1 inclusive).
 BIN_EDGES = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
-#: The levels a page could mark "unsure" below: 0.6 is the page's own (`LOW_CONFIDENCE`).
+#: The levels a page could mark "unsure" below: 0.6 is the verdict's accepting level (the page's until it moved to
+#: 0.8, `LOW_CONFIDENCE`).
 MARK_LEVELS = (0.6, 0.7, 0.8, 0.9)
-PARTLY = 0.25   # a detection of a true disk less visible than this is neither right nor wrong
 
 
 @dataclass(frozen=True)
