@@ -5,7 +5,7 @@
                                             [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
                                             [--nest-probability P|off] [--nest-search N]
-                                            [--tier standard|piled|hard]
+                                            [--tier standard|piled|hard] [--camera-scale N]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
@@ -18,7 +18,8 @@ network (and the verdict learned on its maps) instead of the shipped ones, `--ju
 `--nest-judge` a retrained nest judge; `--nest-probability` overrides `DetectorConfig.nest_probability` (`off`: the
 nest judge is not asked); `--nest-search` overrides `DetectorConfig.nest_search` (0: the judge is asked about
 suspicions only). `--tier piled` plays tables with melee piles instead, `--tier hard` the hard tier's tables
-(`vision.synth.tiers`).
+(`vision.synth.tiers`). `--camera-scale N` sees the same rooms with N times the camera's pixels a side (a 4K webcam,
+a phone's photo).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nest-search", type=int, default=None, help="DetectorConfig.nest_search")
     p.add_argument("--tier", default="standard", choices=["standard", "piled", "hard"],
                    help="the tables: standard, piled (melee piles) or hard (`vision.synth.tiers`)")
+    p.add_argument("--camera-scale", type=int, default=1, choices=[1, 2, 3, 4],
+                   help="see the rooms with N times the camera's pixels a side (`SynthCamera.sharper`)")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
     for name in ("model", "verdict", "judge", "nest_judge"):
@@ -116,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         detect.order_stacks = lambda *a, **k: stacking.order_stacks(*a, config=chosen, **k)  # noqa: E731
     total, per = Tally(), {}
     for family, setup, camera in tuning_frames(args.frames, args.tier):
+        camera = camera.sharper(args.camera_scale)
         frame = render_frame(setup, camera)
         diam = tuple(float(v) for v in setup.diameters_mm)
         scene = detect.detect_frame(frame.image, truth_calibration(camera, diam), diam, config=config)
