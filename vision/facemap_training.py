@@ -18,7 +18,8 @@ on the GPU:
 
 (a streamed run trains on the frames there at each step, so it is not repeatable frame for frame). On a lease whose
 pace is unknown, `--budget-s SECONDS` (with `--steps` as a cap) ends the run on time, the schedule following the
-clock.
+clock. On the CPU that recipe takes some three hours on two cores: `--checkpoint FILE` trains it in parts, each
+start going on from the step the last one saved.
 """
 
 from __future__ import annotations
@@ -343,19 +344,25 @@ def validation_scores(maps: np.ndarray, face: np.ndarray, rim: np.ndarray, heigh
 
 def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: int, seed: int, log_every: int = 100,
           stacked_share: float = 0.0, loader_workers: int = 0, crops_on_device: bool = False,
-          init: Path | None = None, max_lr: float = 3e-3, budget_s: float | None = None, nested_share: float = 0.0):
+          init: Path | None = None, max_lr: float = 3e-3, budget_s: float | None = None, nested_share: float = 0.0,
+          checkpoint: Path | None = None, checkpoint_every_s: float = 300.0):
     """The trained network (on the CPU, in eval mode). With `crops_on_device` the crops are cut and augmented by
     torch on the training device (`vision.facemap_crops`; `samples` may then grow while training runs), else by
     NumPy/OpenCV on the CPU (`loader_workers` processes). With `init` (an exported network) training goes on from
     it instead of from scratch (`load_exported`). With `budget_s` training ends after that many seconds (or
     `steps`, if sooner) and the schedule follows the clock: a lent machine's pace is not known beforehand, and a
     pace measured in its first seconds (frames still loading, kernels still being tuned) sized a run wrongly.
-    `nested_share` of the disk-centred crops are centred on a disk lying on others' faces (device crops only)."""
+    `nested_share` of the disk-centred crops are centred on a disk lying on others' faces (device crops only).
+    With `checkpoint` (a file) the run saves its weights, optimizer and step there every `checkpoint_every_s`
+    seconds and at its end, and a run started again with the same settings goes on from the step saved
+    (`TrainingCheckpoint`): the full recipe outlasts a two-core machine's working day, so it is trained in parts."""
     import torch
     import torch.nn.functional as F
 
     if nested_share and not crops_on_device:
         raise ValueError("nested_share needs crops_on_device (the crops centred on disks lying on others)")
+    if checkpoint is not None and budget_s is not None:
+        raise ValueError("a checkpointed run follows its steps, not the clock: no budget_s with checkpoint")
     torch.manual_seed(seed)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     net = build_network()
@@ -363,6 +370,18 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
         load_exported(net, init)
     net = net.to(dev)
     opt = torch.optim.AdamW(net.parameters(), lr=max_lr, weight_decay=1e-4)
+    saved = None
+    if checkpoint is not None:
+        saved = TrainingCheckpoint(checkpoint, dict(steps=steps, batch=batch, seed=seed, max_lr=max_lr,
+                                                    stacked_share=stacked_share, nested_share=nested_share,
+                                                    init=str(init) if init is not None else None,
+                                                    samples=len(samples), crops_on_device=crops_on_device))
+    first = saved.restore(net, opt) if saved is not None else 0
+    if first:
+        print(f"  going on from step {first} saved in {checkpoint}", flush=True)
+        # a resumed run draws crops of its own: the same seed again would repeat the first part's crops
+        seed += first
+        torch.manual_seed(seed)
     pos_w = torch.tensor(4.0, device=dev)
     vx, vf, vr, vh = validation_crops(valid)
     vx_t = torch.from_numpy(vx).permute(0, 3, 1, 2).to(dev) / 255.0 - 0.5
@@ -381,8 +400,9 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
         print(f"  step {done}/{steps}  loss {loss:.4f}  valid: {validation_scores(vo, vf, vr, vh)}  "
               f"({time.time() - t0:.0f} s)", flush=True)
 
-    done, loss = 0, None
-    for step in range(steps):
+    done, loss = first, None
+    last_save = time.time()
+    for step in range(first, steps):
         if budget_s is None:
             position = float(step)
         else:
@@ -410,9 +430,52 @@ def train(samples: list[FaceTruth], valid: list[FaceTruth], steps: int, batch: i
         done = step + 1
         if done % log_every == 0 and done < steps:
             report(done, loss.item())
+        if saved is not None and time.time() - last_save >= checkpoint_every_s:
+            saved.save(net, opt, done)
+            last_save = time.time()
+    if saved is not None:
+        saved.save(net, opt, done)
     if loss is not None:
         report(done, loss.item())
     return net.cpu().eval()
+
+
+class TrainingCheckpoint:
+    """A training run's state in one file: the weights, the optimizer's moments and the steps done, with the
+    settings the run was started with. Restoring refuses a file of a run with other settings (ValueError): going
+    on from it would train a mix of two recipes. Saved by writing a new file and renaming it over the old, so a run
+    killed while saving leaves the last whole checkpoint."""
+
+    def __init__(self, path: Path, settings: dict) -> None:
+        self.path = Path(path)
+        self.settings = dict(settings)
+
+    def restore(self, net, opt) -> int:
+        """The steps done by the run saved here, its state loaded into `net` and `opt`; 0 with no file."""
+        import torch
+
+        if not self.path.is_file():
+            return 0
+        try:
+            state = torch.load(self.path, map_location="cpu", weights_only=True)
+            settings, done = state["settings"], int(state["done"])
+        except Exception as exc:   # torch raises many kinds for a file that is not a checkpoint
+            raise ValueError(f"{self.path}: not a training checkpoint ({exc})") from exc
+        if settings != self.settings:
+            changed = sorted(k for k in set(settings) | set(self.settings) if settings.get(k) != self.settings.get(k))
+            raise ValueError(f"{self.path}: saved by a run with other settings ({', '.join(changed)}); "
+                             "remove it to start afresh")
+        net.load_state_dict(state["net"])
+        opt.load_state_dict(state["opt"])
+        return done
+
+    def save(self, net, opt, done: int) -> None:
+        import torch
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        part = self.path.with_name(self.path.name + ".part")
+        torch.save({"settings": self.settings, "done": done, "net": net.state_dict(), "opt": opt.state_dict()}, part)
+        os.replace(part, self.path)
 
 
 def one_cycle(position: float, total_steps: int, max_lr: float, pct_start: float = 0.1) -> tuple[float, float]:
@@ -529,7 +592,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget-s", type=float, default=None,
                    help="train this many seconds (at most --steps steps), the schedule following the clock: for a "
                         "lent machine whose pace is not known beforehand")
+    p.add_argument("--checkpoint", type=Path, metavar="FILE",
+                   help="save the run's state here every few minutes and go on from it when started again with the "
+                        "same settings (for a recipe longer than the machine's day; not with --budget-s)")
     args = p.parse_args(argv)
+    if args.checkpoint is not None and (args.budget_s is not None or args.stream):
+        print("facemap_training: --checkpoint follows the steps: not with --budget-s or --stream "
+              "(a streamed run's frames differ from one start to the next)", file=sys.stderr)
+        return 2
     if args.stream and not args.crops_on_device:
         print("facemap_training: --stream needs --crops-on-device (the frames grow while the crops are cut)",
               file=sys.stderr)
@@ -591,7 +661,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         net = train(samples, valid, args.steps, args.batch, args.seed, stacked_share=args.stacked_share,
                     loader_workers=args.loader_workers, crops_on_device=args.crops_on_device, init=args.init,
-                    max_lr=args.max_lr, budget_s=args.budget_s, nested_share=args.nested_share)
+                    max_lr=args.max_lr, budget_s=args.budget_s, nested_share=args.nested_share,
+                    checkpoint=args.checkpoint)
+    except ValueError as exc:
+        print(f"facemap_training: {exc}", file=sys.stderr)
+        return 2
     finally:
         if stream is not None:
             print(f"trained on the {stream.stop()} frames rendered by then", flush=True)

@@ -178,6 +178,69 @@ def test_a_training_budget_ends_the_run_on_time_whatever_the_step_count(capsys):
     assert last.startswith("step") and 1 <= made < 100_000 and "/100000" in last
 
 
+def test_a_checkpointed_run_stopped_part_way_goes_on_from_its_last_step(tmp_path, monkeypatch, capsys):
+    """--checkpoint: the full recipe outlasts a two-core machine's day. A run killed after 3 of 6 steps leaves them
+    saved; started again it goes on from step 3 (not from 0) and ends at 6; started once more, it has nothing left
+    to train and gives back the saved weights."""
+    torch = pytest.importorskip("torch")
+    import vision.facemap_crops as fc
+    from vision.facemap_training import train
+
+    frames, ckpt = _noise_frames(3), tmp_path / "run.pt"
+    real = fc.DeviceCrops
+
+    class Killed(real):
+        made = 0
+
+        def __next__(self):
+            if Killed.made == 3:
+                raise KeyboardInterrupt
+            Killed.made += 1
+            return super().__next__()
+
+    monkeypatch.setattr(fc, "DeviceCrops", Killed)
+    with pytest.raises(KeyboardInterrupt):
+        train(frames, frames, steps=6, batch=1, seed=0, crops_on_device=True, checkpoint=ckpt, checkpoint_every_s=0)
+    assert torch.load(ckpt, weights_only=True)["done"] == 3
+    monkeypatch.setattr(fc, "DeviceCrops", real)
+    capsys.readouterr()
+    net = train(frames, frames, steps=6, batch=1, seed=0, crops_on_device=True, checkpoint=ckpt)
+    out = capsys.readouterr().out
+    assert "going on from step 3" in out and "step 6/6" in out
+    saved = torch.load(ckpt, weights_only=True)
+    assert saved["done"] == 6
+    again = train(frames, frames, steps=6, batch=1, seed=0, crops_on_device=True, checkpoint=ckpt)
+    for name, value in again.state_dict().items():
+        assert torch.equal(value, saved["net"][name]) and torch.equal(value, net.state_dict()[name])
+
+
+@pytest.mark.parametrize("other", [dict(steps=3), dict(batch=2), dict(seed=1), dict(max_lr=1e-3)])
+def test_a_checkpoint_of_a_run_with_other_settings_is_refused(tmp_path, other):
+    """Going on from another recipe's state would train a mix of two: one clear line instead."""
+    pytest.importorskip("torch")
+    from vision.facemap_training import train
+
+    frames, ckpt = _noise_frames(2), tmp_path / "run.pt"
+    settings = dict(steps=2, batch=1, seed=0, crops_on_device=True, checkpoint=ckpt)
+    train(frames, frames, **settings)
+    before = ckpt.read_bytes()
+    with pytest.raises(ValueError, match="other settings"):
+        train(frames, frames, **{**settings, **other})
+    assert ckpt.read_bytes() == before
+
+
+def test_a_file_that_is_not_a_checkpoint_is_refused_and_kept(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from vision.facemap_training import train
+
+    ckpt = tmp_path / "run.pt"
+    ckpt.write_bytes(b"not a checkpoint")
+    frames = _noise_frames(2)
+    with pytest.raises(ValueError, match="not a training checkpoint"):
+        train(frames, frames, steps=2, batch=1, seed=0, crops_on_device=True, checkpoint=ckpt)
+    assert ckpt.read_bytes() == b"not a checkpoint"
+
+
 def test_a_cached_frame_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     """Another process may read the cache while frames render into it: a frame appears under its name only once
     it is whole, and no part file is left behind."""
@@ -226,7 +289,9 @@ def test_a_frame_cached_before_samples_named_their_nested_disks_gets_them_from_i
 @pytest.mark.parametrize("argv", [["--stream"], ["--stream", "--crops-on-device", "--start-frames", "0"],
                                   ["--frames", "10", "--start-frames", "11"], ["--budget-s", "0"],
                                   ["--nested-share", "0.5"], ["--crops-on-device", "--nested-share", "1.5"],
-                                  ["--crops-on-device", "--nested-share", "0.5", "--stacked-share", "0.6"]])
+                                  ["--crops-on-device", "--nested-share", "0.5", "--stacked-share", "0.6"],
+                                  ["--checkpoint", "run.pt", "--budget-s", "60"],
+                                  ["--checkpoint", "run.pt", "--stream", "--crops-on-device"]])
 def test_streamed_training_refuses_what_cannot_run(argv, capsys):
     from vision.facemap_training import main
 
