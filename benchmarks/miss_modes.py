@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/miss_modes.py [--seeds tuning|gate] [--tier standard|hard|piled] [--frames 6]
                                               [--family NAME ...] [--out benchmarks/results/misses.md]
                                               [--model NET.onnx --verdict VERDICT.json]
+                                              [--network-px-per-mm S]
 
 Frames: the tuning seeds of `benchmarks/tune_eye.py`'s families (`--seeds tuning`, where the eye's settings are
 chosen), or the gate seeds of `benchmarks/eval_families.py` (`--seeds gate`: for reporting only, never for
@@ -150,7 +151,7 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
     sizes = sizes_for(cal, diam)
     rect = rectified_frame(frame.image, cal)
     ppm = px_per_mm(cal)
-    net = network_px_per_mm(sizes)
+    net = network_px_per_mm(sizes, cfg.network_px_per_mm)
     scale = map_scale(ppm, net)
     mm = ppm / scale                                   # map px per mm
     maps = maps_of(rect, ppm, cfg, net)
@@ -223,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path)
     p.add_argument("--model", type=Path, help="a face network of one's own (default: the shipped one)")
     p.add_argument("--verdict", type=Path, help="the verdict learned on its maps (default: the shipped one)")
+    p.add_argument("--network-px-per-mm", type=float, default=None,
+                   help="the scale the network reads the tables at (DetectorConfig.network_px_per_mm)")
     args = p.parse_args(argv)
     for name in ("model", "verdict"):
         path = getattr(args, name)
@@ -232,8 +235,14 @@ def main(argv: list[str] | None = None) -> int:
     from dataclasses import replace
 
     from vision.fit import DEFAULT_CONFIG
-    config = replace(DEFAULT_CONFIG, model_path=None if args.model is None else str(args.model),
-                     verdict_path=None if args.verdict is None else str(args.verdict))
+    try:   # the setting's own check: a value out of range is one line
+        config = replace(DEFAULT_CONFIG, model_path=None if args.model is None else str(args.model),
+                         verdict_path=None if args.verdict is None else str(args.verdict))
+        if args.network_px_per_mm is not None:
+            config = replace(config, network_px_per_mm=args.network_px_per_mm)
+    except ValueError as exc:
+        print(f"miss_modes: {exc}", file=sys.stderr)
+        return 2
     import cv2
 
     cv2.setNumThreads(1)

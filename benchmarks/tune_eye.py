@@ -6,13 +6,14 @@
                                             [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
                                             [--nest-probability P|off] [--nest-search N]
                                             [--tier standard|piled|hard] [--camera-scale N]
+                                            [--network-px-per-mm S]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
 precision, centre error, stacking order, pins), then one line per family with `--per-family`. `--height-weight`,
-`--judge-weight`, `--accept-probability`, `--rim-level` and `--min-rim` override `StackingConfig.height_weight`,
-`StackingConfig.judge_weight`, `DetectorConfig.accept_probability`, `DetectorConfig.rim_level` and
-`DetectorConfig.min_rim`, so a setting's
+`--judge-weight`, `--accept-probability`, `--rim-level`, `--min-rim` and `--network-px-per-mm` override `StackingConfig.height_weight`,
+`StackingConfig.judge_weight`, `DetectorConfig.accept_probability`, `DetectorConfig.rim_level`,
+`DetectorConfig.min_rim` and `DetectorConfig.network_px_per_mm`, so a setting's
 choice can be rerun (the verdict stays the shipped one unless `--verdict` names another); `--model` and `--verdict` run a retrained
 network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge,
 `--nest-judge` a retrained nest judge; `--nest-probability` overrides `DetectorConfig.nest_probability` (`off`: the
@@ -71,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--accept-probability", type=float, default=None)
     p.add_argument("--rim-level", type=float, default=None)
     p.add_argument("--min-rim", type=float, default=None)
+    p.add_argument("--network-px-per-mm", type=float, default=None,
+                   help="the scale the network reads the tables at (learn a verdict at it: vision.verdict_training)")
     p.add_argument("--model", default=None, help="a face network of one's own (default: the shipped one)")
     p.add_argument("--verdict", default=None, help="a verdict file of one's own (default: the shipped one)")
     p.add_argument("--judge", default=None, help="a pair judge of one's own (default: the shipped one)")
@@ -106,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             config = replace(config, rim_level=args.rim_level)
         if args.min_rim is not None:
             config = replace(config, min_rim=args.min_rim)
+        if args.network_px_per_mm is not None:
+            config = replace(config, network_px_per_mm=args.network_px_per_mm)
         chosen = stacking.DEFAULT_STACKING
         for name in ("height_weight", "judge_weight"):
             if getattr(args, name) is not None:

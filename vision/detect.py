@@ -105,16 +105,14 @@ def sizes_for(calibration: Any, diameters_mm: Any = None) -> DiskSizes:
 # Maps and disks
 
 
-def network_px_per_mm(sizes: DiskSizes) -> float:
-    """The scale (px per mm) the face network reads the table at: 1, where it learned, unless the disks lie outside
-    the diameters it learned (`TRAINED_DIAMETERS_MM`): then small chips are shown larger (their smallest size at
-    the smallest it learned) and very large disks smaller (if the small ones stay in range)."""
+def network_px_per_mm(sizes: DiskSizes, preferred: float = 1.0) -> float:
+    """The scale (px per mm) the face network reads the table at: `preferred` (`DetectorConfig.network_px_per_mm`;
+    1, where it learned) unless that shows the disks outside the diameters it learned (`TRAINED_DIAMETERS_MM`):
+    then the nearest scale that brings them in, small chips shown larger (their smallest size at the smallest it
+    learned) and very large disks smaller; where no scale brings all of them in, the small ones are kept in range."""
     lo, hi = TRAINED_DIAMETERS_MM
-    if sizes.small < lo:
-        return lo / sizes.small
-    if sizes.large > hi:
-        return max(hi / sizes.large, lo / sizes.small)
-    return 1.0
+    least, most = lo / sizes.small, hi / sizes.large
+    return min(max(preferred, least), most) if least <= most else least
 
 
 def maps_of(rect: np.ndarray, px_per_mm_: float, config: DetectorConfig = DEFAULT_CONFIG,
@@ -154,7 +152,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0, se
                  ) -> tuple[list[DiskFit], FaceMaps]:
     """Disks in a rectified BGR image (or a crop of one), and the maps they were read from. `seeds`: the previous
     scene's disks; `battlefield_px` and `where`: see `vision.locate.locate_in_maps`."""
-    net = network_px_per_mm(sizes)
+    net = network_px_per_mm(sizes, config.network_px_per_mm)
     maps = maps_of(rect, px_per_mm_, config, net)
     radii = [sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES]
     fits = locate_in_maps(maps, rect, radii, map_scale(px_per_mm_, net), net / STRIDE, seeds, config,
@@ -293,7 +291,7 @@ def finish_detection(maps: FaceMaps, fits: Sequence[DiskFit], rect: np.ndarray, 
     history), weak new circles dropped, disks in contact moved apart: the Detection. `unchanged`: fits carried over
     with nothing changed around them (their pairs keep the previous order)."""
     ppm = px_per_mm(calibration)
-    scale = map_scale(ppm, network_px_per_mm(sizes))
+    scale = map_scale(ppm, network_px_per_mm(sizes, config.network_px_per_mm))
     guessed = frozenset(frozenset(p) for p in (previous.extra.get("uncertain_pairs") or ())) \
         if previous is not None else frozenset()
     fits = list(fits)
@@ -330,7 +328,7 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
     if not 1 <= passes <= 3:
         raise ValueError("passes must be within 1..3")
     ppm = px_per_mm(calibration)
-    net = network_px_per_mm(sizes)
+    net = network_px_per_mm(sizes, config.network_px_per_mm)
     maps = maps_of(rect, ppm, config, net)
     radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
     where = None if ruler is None or net == 1.0 else _off_the_ruler(calibration, ruler)
@@ -362,5 +360,5 @@ def detect_frame(frame_bgr: Any, calibration: Any, diameters_mm: Any = None, pre
     """
     sizes = sizes_for(calibration, diameters_mm)
     rect = rectified_frame(frame_bgr, calibration)
-    ruler = find_ruler(frame_bgr, calibration) if network_px_per_mm(sizes) != 1.0 else None
+    ruler = find_ruler(frame_bgr, calibration) if network_px_per_mm(sizes, config.network_px_per_mm) != 1.0 else None
     return locate_disks(rect, calibration, sizes, previous, config, ruler=ruler).scene

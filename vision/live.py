@@ -309,7 +309,8 @@ class LiveTable:
                                              self.config.detector, change)
                 if changed is None:
                     # read at another scale than the network learned, the ruler's strip is no place for a disk
-                    ruler = find_ruler(image, calibration) if network_px_per_mm(self.sizes) != 1.0 else None
+                    ruler = find_ruler(image, calibration) if network_px_per_mm(
+                        self.sizes, self.config.detector.network_px_per_mm) != 1.0 else None
                     detection = locate_disks(rect, calibration, self.sizes, previous, self.config.detector,
                                              passes=self.config.whole_passes, ruler=ruler)
                     reference_rect, info = rect, CommitInfo(True, 1.0, 0)

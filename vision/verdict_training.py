@@ -38,9 +38,10 @@ def _lenient(ev: CircleEvidence) -> float:
     return 1.0 if ev.rim_own >= 0.25 and ev.open_consistency >= 0.45 else 0.0
 
 
-def frame_judgements(job: tuple[str, int, str | None, str]) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) of every new circle judged in one frame (family, seed, network, tier), read by the network `model`
-    (None: the shipped one); features in `FEATURES` order, y 1 = disk."""
+def frame_judgements(job: tuple[str, int, str | None, str, float | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of every new circle judged in one frame (family, seed, network, tier, the scale the network reads a
+    table at, None: `DetectorConfig`'s), read by the network `model` (None: the shipped one); features in
+    `FEATURES` order, y 1 = disk."""
     from dataclasses import replace
 
     from tablesight.scene import SIZE_CLASSES
@@ -52,15 +53,17 @@ def frame_judgements(job: tuple[str, int, str | None, str]) -> tuple[np.ndarray,
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
-    family, seed, model, tier = job
+    family, seed, model, tier, network_ppm = job
     config = replace(DEFAULT_CONFIG, model_path=model)
+    if network_ppm is not None:
+        config = replace(config, network_px_per_mm=network_ppm)
     setup, camera = table_for(family, seed, 0, tier)
     frame = render_frame(setup, camera)
     cal = truth_calibration(camera, setup.diameters_mm)
     sizes = sizes_for(cal, setup.diameters_mm)
     rect = rectified_frame(frame.image, cal)
     ppm = px_per_mm(cal)
-    net = network_px_per_mm(sizes)
+    net = network_px_per_mm(sizes, config.network_px_per_mm)
     scale = map_scale(ppm, net)
     truth = [d for d in frame.scene.disks if not d.extra.get("held")]
     xy = table_to_rect(cal, np.array([[d.x_mm, d.y_mm] for d in truth]).reshape(-1, 2))
@@ -168,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hidden", type=int, default=8, help="the verdict's hidden units")
     p.add_argument("--l2", type=float, default=2.5e-3, help="weight decay on the mean log loss")
     p.add_argument("--model", default=None, help="the face network whose maps are judged (default: the shipped one)")
+    p.add_argument("--network-px-per-mm", type=float, default=None,
+                   help="the scale the network reads the tables at (default: DetectorConfig.network_px_per_mm)")
     p.add_argument("--face-fade", type=float, default=FACE_FADE,
                    help="each circle learned again with its face evidence scaled by up to this much less "
                         "(default 0: not)")
@@ -181,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     if not 0.0 <= args.face_fade <= 1.0:
         print("verdict_training: --face-fade must be within 0..1", file=sys.stderr)
         return 2
+    if args.network_px_per_mm is not None and not 0.5 <= args.network_px_per_mm <= 2.0:
+        print("verdict_training: --network-px-per-mm must be within 0.5..2", file=sys.stderr)
+        return 2
     if args.model is not None and not Path(args.model).is_file():
         print(f"verdict_training: --model {args.model}: no such file", file=sys.stderr)
         return 2
@@ -192,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
 
     share = args.piled_share   # spread evenly, as the face network's training frames
     jobs = [(families[k % len(families)], WORLD_VERDICT_SEEDS[k % len(WORLD_VERDICT_SEEDS)], args.model,
-             tier_of(k, share)) for k in range(args.frames)]
+             tier_of(k, share), args.network_px_per_mm) for k in range(args.frames)]
     t0 = time.time()
     with mp.get_context("fork").Pool(args.workers) as pool:
         got = pool.map(frame_judgements, jobs, chunksize=2)
@@ -207,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     v = fit_verdict(xf, yf, args.hidden, args.l2)
     fit_s, val_s = scores(v, xf, yf), scores(v, xv, yv)
     network = "the shipped face network" if args.model is None else f"the face network {Path(args.model).name}"
+    if args.network_px_per_mm is not None:
+        network += f" at {args.network_px_per_mm:g} px/mm"
     fade = f"each circle learned again with its face evidence faded by up to {args.face_fade:g}; " \
         if args.face_fade else ""
     about = (f"trained by 'python -m vision.verdict_training' on {len(jobs)} frames of the training families and "

@@ -136,6 +136,17 @@ def test_the_network_reads_the_table_at_a_scale_that_brings_the_disks_into_its_r
     assert network_px_per_mm(DiskSizes.parse(sizes)) == pytest.approx(scale)
 
 
+@pytest.mark.parametrize("sizes, preferred, scale", [
+    ("44,64,89", 0.8, 0.8), ("44,64,89", 1.2, 1.2),              # the disks stay within what it learned
+    ("44,64,89", 1.5, 110 / 89), ("30,45,60", 0.8, 28 / 30),     # no further than brings one size to its edge
+    ("20,26,34", 0.8, 1.4), ("60,90,132", 1.2, 110 / 132),       # out of range at any preference: brought in
+    ("25,60,140", 0.8, 28 / 25)])                                # no scale fits all: the small ones are kept
+def test_the_network_reads_at_the_preferred_scale_where_the_disks_stay_in_its_range(sizes, preferred, scale):
+    from vision.detect import network_px_per_mm
+
+    assert network_px_per_mm(DiskSizes.parse(sizes), preferred) == pytest.approx(scale)
+
+
 def _chips(seed: int, n: int, radius: float) -> list[DrawnDisk]:
     """`n` chips of one radius scattered apart on the drawn table."""
     rng = np.random.default_rng(seed)
@@ -383,3 +394,23 @@ def test_a_disk_turned_down_on_a_larger_one_is_reported_where_it_may_lie_and_cla
     quiet = detect_frame(frame.image, cal, diam, config=replace(unjudged, suspect_probability=1.0))
     assert "suspected_disks" not in quiet.extra
     assert [d.to_json() for d in quiet.disks] == [d.to_json() for d in scene.disks]
+
+
+def test_the_network_reads_the_table_at_the_configured_scale():
+    """`DetectorConfig.network_px_per_mm` is the scale the maps are read at (their grid, 2 map px per network
+    px), and the disks come back in table mm either way."""
+    from dataclasses import replace
+
+    from vision.detect import locate_disks, sizes_for
+    from vision.fit import DEFAULT_CONFIG
+
+    cal = identity_calibration()
+    disks = [DrawnDisk(300, 300, "large", 0, "red"), DrawnDisk(650, 600, "medium", 0, "blue")]
+    rect = draw_table(disks, 3)
+    at = {s: locate_disks(rect, cal, sizes_for(cal), config=replace(DEFAULT_CONFIG, network_px_per_mm=s))
+          for s in (1.0, 0.8)}
+    assert at[1.0].maps.shape == (490, 490)
+    assert at[0.8].maps.shape == (392, 392)
+    for det in at.values():
+        assert sorted((round(d.x_mm / 10), round(d.y_mm / 10), d.size) for d in det.scene.disks) == \
+            [(30, 30, "large"), (65, 60, "medium")]

@@ -146,7 +146,8 @@ def test_history_seed_keeps_a_mostly_covered_disk_and_its_id():
 
 
 @pytest.mark.parametrize("bad", [dict(rays=8), dict(vote_min=1.5), dict(rim_tolerance_mm=0.0),
-                                 dict(fit_passes=0), dict(radius_freedom_mm=-1.0), dict(model_path=3)])
+                                 dict(fit_passes=0), dict(radius_freedom_mm=-1.0), dict(model_path=3),
+                                 dict(network_px_per_mm=0.2), dict(network_px_per_mm=3.0)])
 def test_detector_config_is_validated(bad):
     with pytest.raises(ValueError):
         DetectorConfig(**bad)
