@@ -11,9 +11,9 @@
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
 precision, centre error, stacking order, pins), then one line per family with `--per-family`. `--height-weight`,
-`--judge-weight`, `--accept-probability`, `--rim-level`, `--min-rim` and `--network-px-per-mm` override `StackingConfig.height_weight`,
-`StackingConfig.judge_weight`, `DetectorConfig.accept_probability`, `DetectorConfig.rim_level`,
-`DetectorConfig.min_rim` and `DetectorConfig.network_px_per_mm`, so a setting's
+`--judge-weight`, `--accept-probability`, `--rim-level`, `--min-rim` and `--network-px-per-mm` override
+`StackingConfig.height_weight`, `StackingConfig.judge_weight`, `DetectorConfig.accept_probability`,
+`DetectorConfig.rim_level`, `DetectorConfig.min_rim` and `DetectorConfig.network_px_per_mm`, so a setting's
 choice can be rerun (the verdict stays the shipped one unless `--verdict` names another); `--model` and `--verdict` run a retrained
 network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge,
 `--nest-judge` a retrained nest judge; `--nest-probability` overrides `DetectorConfig.nest_probability` (`off`: the
