@@ -76,18 +76,24 @@ class CliFrame:
     failure: str | None
 
 
+def calibrate(image: Path, out: Path, intrinsics: Path | None) -> str | None:
+    """`tablesight calibrate IMAGE -o OUT` as the command line runs it: None, or what failed."""
+    cmd = _cli() + ["calibrate", str(image), "-o", str(out)]
+    if intrinsics is not None:
+        cmd += ["--intrinsics", str(intrinsics)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return None if r.returncode == 0 else f"{image.name}: calibrate: {r.stderr.strip()[:200]}"
+
+
 def cli_frames(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | None, tmp: Path):
     """`tablesight calibrate` then `tablesight detect --timing` on every frame of a folder (calibrations written
     into `tmp`): a `CliFrame` each."""
     for img, truth_path in frames_of(folder):
         truth = truth_scene(truth_path, diameters)
         cal_path = tmp / f"{img.stem}.table.json"
-        cmd = _cli() + ["calibrate", str(img), "-o", str(cal_path)]
-        if intrinsics is not None:
-            cmd += ["--intrinsics", str(intrinsics)]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            yield CliFrame(img, truth, None, Scene(), None, f"{img.name}: calibrate: {r.stderr.strip()[:200]}")
+        failure = calibrate(img, cal_path, intrinsics)
+        if failure is not None:
+            yield CliFrame(img, truth, None, Scene(), None, failure)
             continue
         r = subprocess.run(_cli() + ["detect", str(img), "--calibration", str(cal_path), "--timing"],
                            capture_output=True, text=True)

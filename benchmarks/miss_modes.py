@@ -4,10 +4,14 @@
                                               [--family NAME ...] [--out benchmarks/results/misses.md]
                                               [--model NET.onnx --verdict VERDICT.json]
                                               [--network-px-per-mm S]
+    .venv/bin/python benchmarks/miss_modes.py --folder DIR [--disk-diameters-mm 44,64,89] [--intrinsics camera.json]
 
 Frames: the tuning seeds of `benchmarks/tune_eye.py`'s families (`--seeds tuning`, where the eye's settings are
 chosen), or the gate seeds of `benchmarks/eval_families.py` (`--seeds gate`: for reporting only, never for
-choosing), calibrated exactly. Each true disk the eye misses is put in the first of these that holds:
+choosing), calibrated exactly; or (`--folder`) frames of any source with their true scenes beside them, as
+`benchmarks/eval_cli.py` reads them (`FRAME.jpg` with `FRAME.scene.json`), each calibrated by `tablesight
+calibrate` as the command line runs it and grouped by look (the name less its trailing digits): the foreign
+frames, for looking at failures only. Each true disk the eye misses is put in the first of these that holds:
 
 - `another size there`: a disk of another size class was found on its centre (most often a small disk lying
   nearly concentric on a larger one: only the larger is found);
@@ -19,8 +23,9 @@ choosing), calibrated exactly. Each true disk the eye misses is put in the first
 - `never judged`: a candidate circle was there, but too little outline or face inside it to be judged at all;
 - `no candidate`: the rim map shows too little of its outline for a candidate of its size.
 
-Each mode also counts how many of its disks lie on another disk (z > 0). Phantoms are not traced here (see
-`families.md` for precision).
+Each mode also counts how many of its disks lie on another disk (some of its face over a lower disk: a true
+scene's `z` may be a stack's level or, as in the foreign frames, an order over the whole table). Phantoms are not
+traced here (see `families.md` for precision).
 
 A second table asks whether the maps show the commonest miss, a smaller disk lying within a larger one: along the
 outline of each such disk (found or missed), the rim map's median, and the height map's step from its inside to
@@ -38,7 +43,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
+import tempfile
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
@@ -74,6 +81,24 @@ def frames(seeds: str, tier: str, count: int, families: list[str] | None):
     for family in families or ["classic", *FAMILIES]:
         for setup, camera in frames_of(family, count, tier):
             yield family, setup, camera
+
+
+def folder_frames(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | None, tmp: Path):
+    """(look, image, true scene, calibration) of each frame of a folder, calibrated by `tablesight calibrate`; a
+    frame it cannot calibrate is said on stderr and left out."""
+    import cv2
+    from eval_cli import calibrate, frames_of, truth_scene
+
+    from calibration.table import TableCalibration
+
+    for img, truth_path in frames_of(folder):
+        cal_path = tmp / f"{img.stem}.table.json"
+        failure = calibrate(img, cal_path, intrinsics)
+        if failure is not None:
+            print(f"miss_modes: {failure}", file=sys.stderr)
+            continue
+        yield (re.sub(r"\d+$", "", img.stem), cv2.imread(str(img)), truth_scene(truth_path, diameters),
+               TableCalibration.load(cal_path))
 
 
 NESTED = ("found, lying within a larger disk", "missed, lying within a larger disk",
@@ -128,10 +153,22 @@ def pin_misses(truth, detected, matched: dict[str, str]) -> list[str]:
 
 def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], list[tuple[str, float, float]],
                                                      list[tuple[str, str, bool]], list[str]]:
-    """(mode, lies on another disk) of every disk >= 50 % visible the eye misses in one rendered frame; (one of
-    `NESTED`, rim median, height step) of every disk lying within a larger one and of the rings at lone disks'
-    centres; (size, `COVER_BANDS` band, found) of every disk >= 50 % visible; the causes of the missed pins.
-    `config`: the detector's settings (default `DEFAULT_CONFIG`)."""
+    """`trace_image` on one rendered frame, calibrated exactly."""
+    from vision.synth.render import render_frame
+    from vision.synth.truth import truth_calibration
+
+    frame = render_frame(setup, camera)
+    diam = tuple(float(v) for v in setup.diameters_mm)
+    return trace_image(frame.image, frame.scene, truth_calibration(camera, diam), diam, config)
+
+
+def trace_image(image, truth, cal, diam, config=None) -> tuple[list[tuple[str, bool]], list[tuple[str, float, float]],
+                                                              list[tuple[str, str, bool]], list[str]]:
+    """(mode, lies on another disk) of every disk >= 50 % visible the eye misses in one frame (`truth`: its true
+    scene, `cal`: its calibration, `diam`: the disk diameters); (one of `NESTED`, rim median, height step) of every
+    disk lying within a larger one and of the rings at lone disks' centres; (size, `COVER_BANDS` band, found) of
+    every disk >= 50 % visible; the causes of the missed pins. `config`: the detector's settings (default
+    `DEFAULT_CONFIG`)."""
     from tablesight.scene import SIZE_CLASSES
     from vision.candidates import find_candidates
     from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, network_px_per_mm, px_per_mm,
@@ -140,16 +177,11 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
     from vision.locate import locate_in_maps
     from vision.nestjudge import confirmed_nests
     from vision.scene_match import match, visible_fraction
-    from vision.synth.render import render_frame
     from vision.synth.facemaps import share_over_lower
-    from vision.synth.truth import truth_calibration
 
     cfg = DEFAULT_CONFIG if config is None else config
-    frame = render_frame(setup, camera)
-    diam = tuple(float(v) for v in setup.diameters_mm)
-    cal = truth_calibration(camera, diam)
     sizes = sizes_for(cal, diam)
-    rect = rectified_frame(frame.image, cal)
+    rect = rectified_frame(image, cal)
     ppm = px_per_mm(cal)
     net = network_px_per_mm(sizes, cfg.network_px_per_mm)
     scale = map_scale(ppm, net)
@@ -161,15 +193,15 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
                           log=lambda ev, u, v, r, ok, prob: judged.append((u, v, r, ok)))
     fits = confirmed_nests(rect, fits, ppm, cfg)       # as vision.detect does: suspicions the nest judge takes
     scene = finish_detection(maps, fits, rect, cal, sizes, None, cfg).scene
-    matched = match(frame.scene, scene)
+    matched = match(truth, scene)
     found = set(matched.values())
-    disks = [t for t in frame.scene.disks if not t.extra.get("held")]
+    disks = [t for t in truth.disks if not t.extra.get("held")]
     cover = [(t.size, cover_band(share_over_lower(t, disks)), t.id in found) for t in disks
              if visible_fraction(t) >= 0.5]
     radii_map = [r / scale for r in radii]
     cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, (), None, 0.8 * cfg.min_face)
     out = []
-    for t in frame.scene.disks:
+    for t in truth.disks:
         if t.extra.get("held") or visible_fraction(t) < 0.5 or t.id in found:
             continue
         u, v = _map_point(cal, scale, t)
@@ -188,9 +220,8 @@ def trace_frame(setup, camera, config=None) -> tuple[list[tuple[str, bool]], lis
             mode = "never judged"
         else:
             mode = "no candidate"
-        out.append((mode, t.z > 0))
-    return out, _nested(frame.scene, cal, scale, radii_map, maps, found), cover, pin_misses(frame.scene, scene,
-                                                                                            matched)
+        out.append((mode, share_over_lower(t, disks) > 0.0))
+    return out, _nested(truth, cal, scale, radii_map, maps, found), cover, pin_misses(truth, scene, matched)
 
 
 def _nested(truth, cal, scale: float, radii_map: list[float], maps, found: set) -> list[tuple[str, float, float]]:
@@ -205,7 +236,7 @@ def _nested(truth, cal, scale: float, radii_map: list[float], maps, found: set) 
         u, v = _map_point(cal, scale, t)
         within = any(o.z < t.z and SIZE_CLASSES.index(o.size) > k and
                      math.hypot(o.x_mm - t.x_mm, o.y_mm - t.y_mm) < o.radius_mm - t.radius_mm + 1.0 for o in disks)
-        if within and t.z > 0 and visible_fraction(t) >= 0.5:
+        if within and visible_fraction(t) >= 0.5:
             out.append((NESTED[0] if t.id in found else NESTED[1], *_rim_and_step(maps, u, v, r, 1.5 * r)))
         lone = not any(o is not t and math.hypot(o.x_mm - t.x_mm, o.y_mm - t.y_mm) < o.radius_mm + t.radius_mm
                        for o in disks)
@@ -226,7 +257,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--verdict", type=Path, help="the verdict learned on its maps (default: the shipped one)")
     p.add_argument("--network-px-per-mm", type=float, default=None,
                    help="the scale the network reads the tables at (DetectorConfig.network_px_per_mm)")
+    p.add_argument("--folder", type=Path, help="frames with their true scenes instead of rendered ones")
+    p.add_argument("--disk-diameters-mm", default="44,64,89", help="with --folder: the disks' diameters, S,M,L")
+    p.add_argument("--intrinsics", type=Path, help="with --folder: camera.json for `tablesight calibrate`")
     args = p.parse_args(argv)
+    if args.folder is not None and not args.folder.is_dir():
+        print(f"miss_modes: --folder {args.folder}: no such folder", file=sys.stderr)
+        return 2
+    try:
+        diameters = tuple(float(v) for v in args.disk_diameters_mm.split(","))
+        if len(diameters) != 3 or min(diameters) <= 0:
+            raise ValueError
+    except ValueError:
+        print(f"miss_modes: --disk-diameters-mm {args.disk_diameters_mm!r}: three positive numbers, S,M,L",
+              file=sys.stderr)
+        return 2
     for name in ("model", "verdict"):
         path = getattr(args, name)
         if path is not None and not path.is_file():
@@ -254,11 +299,19 @@ def main(argv: list[str] | None = None) -> int:
     nested: dict[str, list[tuple[float, float]]] = {k: [] for k in NESTED}
     cover: Counter = Counter()      # (size, band, found)
     pins: Counter = Counter()
+    tmp = tempfile.TemporaryDirectory()
+    if args.folder is not None:
+        traced = ((look, trace_image(image, truth, cal, diameters, config))
+                  for look, image, truth, cal in folder_frames(args.folder, diameters, args.intrinsics, Path(tmp.name)))
+        what = f"folder `{args.folder.name}`"
+    else:
+        traced = ((family, trace_frame(setup, camera, config))
+                  for family, setup, camera in frames(args.seeds, args.tier, args.frames, args.family))
+        what = f"{args.seeds} seeds, {args.tier} tier"
     try:
-        for family, setup, camera in frames(args.seeds, args.tier, args.frames, args.family):
+        for family, (misses, seen, disks, pin_causes) in traced:
             c, s = per.setdefault(family, Counter()), stacked.setdefault(family, Counter())
             c["frames"] += 1
-            misses, seen, disks, pin_causes = trace_frame(setup, camera, config)
             cover.update(disks)
             pins.update(pin_causes)
             for mode, on_disk in misses:
@@ -270,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"miss_modes: {exc}", file=sys.stderr)
         return 2
+    finally:
+        tmp.cleanup()
     total, total_s = Counter(), Counter()
     for c, s in zip(per.values(), stacked.values()):
         total.update(c)
@@ -277,9 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     cmd = "benchmarks/miss_modes.py " + " ".join(argv if argv is not None else sys.argv[1:])
     lines = [f"Command: `.venv/bin/python {cmd}`", "",
              f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", "",
-             f"Missed disks >= 50 % visible by the step that lost them ({args.seeds} seeds, {args.tier} tier); "
+             f"Missed disks >= 50 % visible by the step that lost them ({what}); "
              "in brackets: how many of them lie on another disk.", "",
-             "| family | frames | missed | " + " | ".join(MODES) + " |", "|---" * (len(MODES) + 3) + "|"]
+             f"| {'look' if args.folder else 'family'} | frames | missed | " + " | ".join(MODES) + " |", "|---" * (len(MODES) + 3) + "|"]
     for name, c, s in [*((f, per[f], stacked[f]) for f in per), ("all", total, total_s)]:
         cells = [f"{c[m]} ({s[m]})" if c[m] else "0" for m in MODES]
         lines.append(f"| {name} | {c['frames']} | {sum(c[m] for m in MODES)} | " + " | ".join(cells) + " |")
