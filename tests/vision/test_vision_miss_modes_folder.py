@@ -3,7 +3,6 @@ as the command line does, finds what the single frame finds, and refuses bad arg
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -11,13 +10,10 @@ import cv2
 import pytest
 
 _ROOT = Path(__file__).resolve().parents[2]
-for _p in (str(_ROOT), str(_ROOT / "benchmarks")):
+for _p in (str(_ROOT), str(_ROOT / "benchmarks")):   # the script imports its neighbours as top-level modules
     if _p not in sys.path:
         sys.path.insert(0, _p)
-_spec = importlib.util.spec_from_file_location("bench_miss_modes", _ROOT / "benchmarks" / "miss_modes.py")
-mm = importlib.util.module_from_spec(_spec)
-sys.modules["bench_miss_modes"] = mm
-_spec.loader.exec_module(mm)
+import miss_modes as mm  # noqa: E402
 
 
 @pytest.fixture(scope="module")
