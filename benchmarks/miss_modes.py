@@ -334,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
              f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}", "",
              f"Missed disks >= 50 % visible by the step that lost them ({what}); "
              "in brackets: how many of them lie on another disk.", "",
-             f"| {'look' if args.folder else 'family'} | frames | missed | " + " | ".join(MODES) + " |", "|---" * (len(MODES) + 3) + "|"]
+             f"| {'look' if args.folder else 'family'} | frames | missed | " + " | ".join(MODES) + " |",
+             "|---" * (len(MODES) + 3) + "|"]
     for name, c, s in [*((f, per[f], stacked[f]) for f in per), ("all", total, total_s)]:
         cells = [f"{c[m]} ({s[m]})" if c[m] else "0" for m in MODES]
         lines.append(f"| {name} | {c['frames']} | {sum(c[m] for m in MODES)} | " + " | ".join(cells) + " |")
