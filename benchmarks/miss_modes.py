@@ -248,9 +248,9 @@ def _nested(truth, cal, scale: float, radii_map: list[float], maps, found: set) 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--seeds", default="tuning", choices=["tuning", "gate"])
-    p.add_argument("--tier", default="standard", choices=["standard", "hard", "piled"])
-    p.add_argument("--frames", type=int, default=6, help="frames per family")
+    p.add_argument("--seeds", choices=["tuning", "gate"], help="rendered frames: tuning (default) or gate seeds")
+    p.add_argument("--tier", choices=["standard", "hard", "piled"], help="rendered tables (default standard)")
+    p.add_argument("--frames", type=int, help="rendered frames per family (default 6)")
     p.add_argument("--family", action="append", help="only these families (repeatable)")
     p.add_argument("--out", type=Path)
     p.add_argument("--model", type=Path, help="a face network of one's own (default: the shipped one)")
@@ -261,6 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--disk-diameters-mm", default="44,64,89", help="with --folder: the disks' diameters, S,M,L")
     p.add_argument("--intrinsics", type=Path, help="with --folder: camera.json for `tablesight calibrate`")
     args = p.parse_args(argv)
+    rendered = [f"--{k}" for k in ("seeds", "tier", "frames", "family") if getattr(args, k) is not None]
+    if args.folder is not None and rendered:
+        print(f"miss_modes: {', '.join(rendered)} choose rendered frames, not frames of --folder", file=sys.stderr)
+        return 2
+    args.seeds, args.tier = args.seeds or "tuning", args.tier or "standard"
+    args.frames = 6 if args.frames is None else args.frames
     if args.folder is not None and not args.folder.is_dir():
         print(f"miss_modes: --folder {args.folder}: no such folder", file=sys.stderr)
         return 2

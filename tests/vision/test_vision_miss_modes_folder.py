@@ -67,6 +67,8 @@ def test_a_frame_that_cannot_be_calibrated_is_left_out(tmp_path, capsys):
     (["--folder", "no-such-folder"], "no such folder"),
     (["--folder", ".", "--disk-diameters-mm", "44,64"], "three positive numbers"),
     (["--folder", ".", "--disk-diameters-mm", "a,b,c"], "three positive numbers"),
+    (["--folder", ".", "--tier", "piled"], "--tier choose rendered frames"),
+    (["--folder", ".", "--frames", "2", "--family", "classic"], "--frames, --family choose rendered frames"),
 ])
 def test_bad_folder_arguments_one_line(argv, message, capsys):
     assert mm.main(argv) == 2
