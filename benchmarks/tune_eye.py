@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/tune_eye.py [--frames 6] [--height-weight W] [--judge-weight W]
                                             [--accept-probability P] [--rim-level L] [--min-rim R]
+                                            [--rays N]
                                             [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
                                             [--nest-probability P|off] [--nest-search N]
@@ -11,16 +12,16 @@
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
 precision, centre error, stacking order, pins), then one line per family with `--per-family`. `--height-weight`,
-`--judge-weight`, `--accept-probability`, `--rim-level`, `--min-rim` and `--network-px-per-mm` override
+`--judge-weight`, `--accept-probability`, `--rim-level`, `--min-rim`, `--rays` and `--network-px-per-mm` override
 `StackingConfig.height_weight`, `StackingConfig.judge_weight`, `DetectorConfig.accept_probability`,
-`DetectorConfig.rim_level`, `DetectorConfig.min_rim` and `DetectorConfig.network_px_per_mm`, so a setting's
-choice can be rerun (the verdict stays the shipped one unless `--verdict` names another); `--model` and `--verdict` run a retrained
-network (and the verdict learned on its maps) instead of the shipped ones, `--judge` a retrained pair judge,
-`--nest-judge` a retrained nest judge; `--nest-probability` overrides `DetectorConfig.nest_probability` (`off`: the
-nest judge is not asked); `--nest-search` overrides `DetectorConfig.nest_search` (0: the judge is asked about
-suspicions only). `--tier piled` plays tables with melee piles instead, `--tier hard` the hard tier's tables
-(`vision.synth.tiers`). `--camera-scale N` sees the same rooms with N times the camera's pixels a side (a 4K webcam,
-a phone's photo).
+`DetectorConfig.rim_level`, `DetectorConfig.min_rim`, `DetectorConfig.rays` and `DetectorConfig.network_px_per_mm`,
+so a setting's choice can be rerun (the verdict stays the shipped one unless `--verdict` names another); `--model`
+and `--verdict` run a retrained network (and the verdict learned on its maps) instead of the shipped ones, `--judge`
+a retrained pair judge, `--nest-judge` a retrained nest judge; `--nest-probability` overrides
+`DetectorConfig.nest_probability` (`off`: the nest judge is not asked); `--nest-search` overrides
+`DetectorConfig.nest_search` (0: the judge is asked about suspicions only). `--tier piled` plays tables with melee
+piles instead, `--tier hard` the hard tier's tables (`vision.synth.tiers`). `--camera-scale N` sees the same rooms
+with N times the camera's pixels a side (a 4K webcam, a phone's photo).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--accept-probability", type=float, default=None)
     p.add_argument("--rim-level", type=float, default=None)
     p.add_argument("--min-rim", type=float, default=None)
+    p.add_argument("--rays", type=int, default=None, help="DetectorConfig.rays: rim rays per circle")
     p.add_argument("--network-px-per-mm", type=float, default=None,
                    help="the scale the network reads the tables at (learn a verdict at it: vision.verdict_training)")
     p.add_argument("--model", default=None, help="a face network of one's own (default: the shipped one)")
@@ -109,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             config = replace(config, rim_level=args.rim_level)
         if args.min_rim is not None:
             config = replace(config, min_rim=args.min_rim)
+        if args.rays is not None:
+            config = replace(config, rays=args.rays)
         if args.network_px_per_mm is not None:
             config = replace(config, network_px_per_mm=args.network_px_per_mm)
         chosen = stacking.DEFAULT_STACKING
