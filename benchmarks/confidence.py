@@ -7,7 +7,9 @@ Every disk of a detected scene carries `confidence` (0-1; the page says "camera 
 `LOW_CONFIDENCE` in `webui/static/table.js` with "?" and a request to check it). This script bins the detections by
 that confidence and says, per bin, how many are real disks (matched to a true disk, `vision.scene_match.match`) and
 how many are made up; then, for a few levels the page could mark at, how many of the made-up disks such a mark
-would catch and how many real disks it would mark needlessly. Detections matched to a true disk under 25 % visible
+would catch and how many real disks it would mark needlessly. Then where the made-up disks lie (`MADE_UP_KINDS`,
+the first that holds) and the pins they and the real disks bring that the table does not hold (`FALSE_PIN_CAUSES`):
+a made-up disk costs the players most when it invents a pin. Detections matched to a true disk under 25 % visible
 count as neither (as `benchmarks/eval_vision.py` scores precision). Last, of the overlapping true pairs whose disks
 were both found, how many the scene ordered right and wrong, and how many of each it reported as uncertain
 (`uncertain_pairs`, which the page asks the players about).
@@ -25,14 +27,14 @@ import argparse
 import math
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(p) for p in (ROOT, ROOT / "benchmarks") if str(p) not in sys.path]
 
-from eval_vision import PARTLY, dated_report  # noqa: E402  (PARTLY: a true disk less visible counts for nothing)
-from tablesight.scene import Scene  # noqa: E402
+from eval_vision import PARTLY, dated_report, pin_sets  # noqa: E402  (PARTLY: a less visible true disk counts for nothing)
+from tablesight.scene import Disk, Scene  # noqa: E402
 from vision.scene_match import match, visible_fraction  # noqa: E402
 
 #: The confidence bins of the table (lower edges; the last bin ends at 1 inclusive).
@@ -40,6 +42,21 @@ BIN_EDGES = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 #: The levels a page could mark "unsure" below: 0.6 is the verdict's accepting level (the page's until it moved to
 #: 0.8, `LOW_CONFIDENCE`).
 MARK_LEVELS = (0.6, 0.7, 0.8, 0.9)
+#: The page's level (`LOW_CONFIDENCE` in `webui/static/table.js`): a disk reported less sure is marked "?".
+PAGE_LEVEL = 0.8
+#: Where a made-up disk lies, the first that holds: on a true disk's place that no detection found (that disk, its
+#: centre read more than a quarter of its radius off or its size wrong); round a true disk that was found, larger
+#: (a lower disk that is not there); wholly within a true disk (a ring in its art, or a disk read lying on it); a
+#: quarter or more of it over true disks (outlines of several read as one); a quarter or more on a terrain piece;
+#: on the cloth (its print, its folds, the light).
+MADE_UP_KINDS = ("a missed disk read off", "round a found disk", "within a disk", "across disks", "on terrain",
+                 "on the cloth")
+#: Why a detected pin is not a true one (pins with a disk under 25 % visible left out, as `pin_sets` scores).
+FALSE_PIN_CAUSES = ("made-up upper disk", "made-up lower disk", "read the other way up",
+                    "touching, read as overlapping", "overlapping, no pin between them")
+TOUCH_MM = 0.5      # two true disks overlapping less than this are touching
+NEAR_SHARE = 0.5    # a made-up disk's centre within this share of a true disk's radius is at that disk's place
+OVER_SHARE = 0.25   # a made-up disk with this share of its area over true disks (or terrain) lies across them
 
 
 @dataclass(frozen=True)
@@ -66,6 +83,86 @@ def judged(truth: Scene, detected: Scene) -> list[Judged]:
             continue
         out.append(Judged(1.0 if d.confidence is None else float(d.confidence), tid is not None))
     return out
+
+
+@dataclass(frozen=True)
+class MadeUp:
+    """One made-up disk: where it lies (`MADE_UP_KINDS`), the confidence it reported, and whether it brings a pin
+    the table does not hold."""
+
+    kind: str
+    confidence: float
+    false_pin: bool
+
+    def __post_init__(self) -> None:
+        if self.kind not in MADE_UP_KINDS:
+            raise ValueError(f"kind must be one of {MADE_UP_KINDS}, got {self.kind!r}")
+
+
+def _share_over(d: Disk, disks: list[Disk], terrain) -> tuple[float, float]:
+    """The share of `d`'s area over the true `disks`, and over the `terrain` pieces (a grid of points over it)."""
+    import numpy as np
+    from shapely import contains_xy
+    from shapely.geometry import Polygon
+
+    g = np.linspace(-1.0, 1.0, 21)
+    gx, gy = np.meshgrid(g, g)
+    keep = gx ** 2 + gy ** 2 <= 1.0
+    x, y = d.x_mm + d.radius_mm * gx[keep], d.y_mm + d.radius_mm * gy[keep]
+    on_disk = np.zeros(x.shape, bool)
+    for t in disks:
+        on_disk |= np.hypot(x - t.x_mm, y - t.y_mm) < t.radius_mm
+    on_terrain = np.zeros(x.shape, bool)
+    for piece in terrain:
+        on_terrain |= contains_xy(Polygon(piece.polygon_mm), x, y)
+    return float(on_disk.mean()), float(on_terrain.mean())
+
+
+def made_up_kind(d: Disk, truth: Scene, found: set[str]) -> str:
+    """Where the made-up detection `d` lies (`MADE_UP_KINDS`); `found`: the ids of the true disks some detection
+    found."""
+    disks = [t for t in truth.disks if not t.extra.get("held")]
+    near = [t for t in disks if math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm) <= NEAR_SHARE * t.radius_mm]
+    if any(t.id not in found and visible_fraction(t) >= PARTLY for t in near):
+        return MADE_UP_KINDS[0]
+    if any(t.id in found and d.radius_mm > t.radius_mm + 1.0 for t in near):
+        return MADE_UP_KINDS[1]
+    if any(math.hypot(t.x_mm - d.x_mm, t.y_mm - d.y_mm) + d.radius_mm <= t.radius_mm + 1.0 for t in disks):
+        return MADE_UP_KINDS[2]
+    over_disks, over_terrain = _share_over(d, disks, truth.terrain)
+    if over_disks >= OVER_SHARE:
+        return MADE_UP_KINDS[3]
+    return MADE_UP_KINDS[4] if over_terrain >= OVER_SHARE else MADE_UP_KINDS[5]
+
+
+def _unmatched(did: str) -> str:
+    return f"unmatched:{did}"    # how `pin_sets` names a detection that found no true disk
+
+
+def made_up_and_false_pins(truth: Scene, detected: Scene) -> tuple[list[MadeUp], list[str]]:
+    """Each made-up disk of `detected` (a detection matching no true disk) and the cause (`FALSE_PIN_CAUSES`) of
+    each detected pin that is not a true one; ([], causes without the pins) when the rules cannot be imported."""
+    m = match(truth, detected)
+    found = set(m.values())
+    pins = pin_sets(truth, detected, m)
+    true_pins, det_pins = pins if pins is not None else (set(), set())
+    wrong = det_pins - true_pins
+    in_wrong = {x for p in wrong for x in p}
+    made_up = [MadeUp(made_up_kind(d, truth, found), 1.0 if d.confidence is None else float(d.confidence),
+                      _unmatched(d.id) in in_wrong) for d in detected.disks if d.id not in m]
+    tdisks = {t.id: t for t in truth.disks}
+    causes = []
+    for upper, lower in sorted(wrong):
+        if upper.startswith("unmatched:") or lower.startswith("unmatched:"):
+            causes.append(FALSE_PIN_CAUSES[0] if upper.startswith("unmatched:") else FALSE_PIN_CAUSES[1])
+        elif (lower, upper) in true_pins:
+            causes.append(FALSE_PIN_CAUSES[2])
+        else:
+            a, b = tdisks[upper], tdisks[lower]
+            # as `eval_vision.score_frame` counts overlapping pairs: under half a mm is a touch (disks placed in contact)
+            apart = math.hypot(a.x_mm - b.x_mm, a.y_mm - b.y_mm) >= a.radius_mm + b.radius_mm - TOUCH_MM
+            causes.append(FALSE_PIN_CAUSES[3] if apart else FALSE_PIN_CAUSES[4])
+    return made_up, causes
 
 
 @dataclass(frozen=True)
@@ -135,29 +232,62 @@ def mark_rows(items: list[Judged]) -> list[str]:
     return lines
 
 
+def made_up_rows(made_up: list[MadeUp]) -> list[str]:
+    """The made-up disks by where they lie: how many, how many the page marks "?", how many bring a false pin."""
+    lines = [f"| where the made-up disk lies | made up | marked \"?\" (below {PAGE_LEVEL:.1f}) | bringing a false pin |",
+             "|---|---|---|---|"]
+    for kind in (*MADE_UP_KINDS, None):
+        sel = [u for u in made_up if kind is None or u.kind == kind]
+        if sel or kind is None:
+            lines.append(f"| {kind or 'all'} | {len(sel)} | {sum(u.confidence < PAGE_LEVEL for u in sel)} | "
+                         f"{sum(u.false_pin for u in sel)} |")
+    return lines
+
+
+def false_pin_rows(causes: list[str]) -> list[str]:
+    """The detected pins that are not true ones, by cause."""
+    return ["| " + " | ".join(FALSE_PIN_CAUSES) + " |", "|---" * len(FALSE_PIN_CAUSES) + "|",
+            "| " + " | ".join(str(causes.count(c)) for c in FALSE_PIN_CAUSES) + " |"]
+
+
 def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f} %" if b else "n/a"
 
 
-def synthetic_items(seeds: str, frames: int, tier: str, families: list[str]
-                    ) -> tuple[list[Judged], list[JudgedPair]]:
+@dataclass
+class Gathered:
+    """What the frames gave: every detection judged, the overlapping pairs, the made-up disks, the false pins'
+    causes, and the frames the command line could not read."""
+
+    items: list[Judged] = field(default_factory=list)
+    pairs: list[JudgedPair] = field(default_factory=list)
+    made_up: list[MadeUp] = field(default_factory=list)
+    false_pins: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def add(self, truth: Scene, detected: Scene) -> None:
+        self.items += judged(truth, detected)
+        self.pairs += judged_pairs(truth, detected)
+        made_up, causes = made_up_and_false_pins(truth, detected)
+        self.made_up += made_up
+        self.false_pins += causes
+
+
+def synthetic_items(seeds: str, frames: int, tier: str, families: list[str]) -> Gathered:
     from tune_eye import tuning_frames
     from vision.detect import detect_frame
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
-    items: list[Judged] = []
-    pairs: list[JudgedPair] = []
+    out = Gathered()
     if seeds == "tuning":
         for family, setup, camera in tuning_frames(frames, tier):
             if families and family not in families:
                 continue
             frame = render_frame(setup, camera)
             diam = tuple(float(v) for v in setup.diameters_mm)
-            scene = detect_frame(frame.image, truth_calibration(camera, diam), diam)
-            items += judged(frame.scene, scene)
-            pairs += judged_pairs(frame.scene, scene)
-        return items, pairs
+            out.add(frame.scene, detect_frame(frame.image, truth_calibration(camera, diam), diam))
+        return out
     from eval_families import frame_calibration, frames_of
 
     for family in families:
@@ -165,25 +295,21 @@ def synthetic_items(seeds: str, frames: int, tier: str, families: list[str]
             frame = render_frame(setup, camera)
             diam = tuple(float(v) for v in setup.diameters_mm)
             cal, _ = frame_calibration(frame.image, camera, diam)
-            scene = detect_frame(frame.image, cal, diam)
-            items += judged(frame.scene, scene)
-            pairs += judged_pairs(frame.scene, scene)
-    return items, pairs
+            out.add(frame.scene, detect_frame(frame.image, cal, diam))
+    return out
 
 
-def folder_items(folder: Path, diameters: tuple[float, float, float]
-                 ) -> tuple[list[Judged], list[JudgedPair], list[str]]:
+def folder_items(folder: Path, diameters: tuple[float, float, float]) -> Gathered:
     from eval_cli import cli_frames
 
-    items, pairs, failures = [], [], []
+    out = Gathered()
     with tempfile.TemporaryDirectory() as tmp:
         for f in cli_frames(folder, diameters, None, Path(tmp)):
             if f.failure is not None:
-                failures.append(f.failure)
+                out.failures.append(f.failure)
             else:
-                items += judged(f.truth, f.detected)
-                pairs += judged_pairs(f.truth, f.detected)
-    return items, pairs, failures
+                out.add(f.truth, f.detected)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,7 +328,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.frames < 1:
         print("confidence: --frames must be >= 1", file=sys.stderr)
         return 2
-    failures: list[str] = []
     if args.folder is not None:
         from eval_cli import frames_of as folder_frames
 
@@ -216,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(diam) != 3 or min(diam) <= 0:
             print("confidence: --disk-diameters-mm must be three positive numbers", file=sys.stderr)
             return 2
-        items, pairs, failures = folder_items(args.folder, diam)
+        got = folder_items(args.folder, diam)
         what = f"the folder `{args.folder.name}` through the command line"
         command = f"benchmarks/confidence.py --folder {args.folder}"
     else:
@@ -226,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
 
             families = ["classic", *HELD_OUT_FAMILIES]
         try:
-            items, pairs = synthetic_items(args.seeds, args.frames, args.tier, families)
+            got = synthetic_items(args.seeds, args.frames, args.tier, families)
         except (KeyError, ValueError) as exc:
             print(f"confidence: {exc}", file=sys.stderr)
             return 2
@@ -236,11 +361,15 @@ def main(argv: list[str] | None = None) -> int:
                    + "".join(f" --family {f}" for f in args.family))
     if args.out:
         command += f" --out {args.out}" + (" --append" if args.append else "")
+    items = got.items
     lines = [f"Detections by the confidence they report ({what}): {len(items)} detections, "
              f"{sum(not j.real for j in items)} made up.", "", *bin_rows(items), "", *mark_rows(items), "",
-             "The stacking order's doubt (`uncertain_pairs`):", "", *pair_rows(pairs)]
-    if failures:
-        lines += ["", "Failures:"] + [f"- {f}" for f in failures]
+             "The stacking order's doubt (`uncertain_pairs`):", "", *pair_rows(got.pairs), "",
+             "Where the made-up disks lie:", "", *made_up_rows(got.made_up), "",
+             f"Detected pins that are not true ones ({len(got.false_pins)}), by cause:", "",
+             *false_pin_rows(got.false_pins)]
+    if got.failures:
+        lines += ["", "Failures:"] + [f"- {f}" for f in got.failures]
     if args.append and args.out is not None and args.out.exists():
         before = args.out.read_text(encoding="utf-8")
         text = dated_report(__doc__, command, lines, None)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tablesight.scene import Disk, Scene
+from tablesight.scene import Disk, Scene, Terrain
 
 _ROOT = Path(__file__).resolve().parents[2]
 for _p in (str(_ROOT), str(_ROOT / "benchmarks")):
@@ -71,3 +71,49 @@ def test_bad_arguments_are_one_line(argv, capsys):
     assert cb.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("confidence: ") and err.count("\n") == 1
+
+
+def _t(id_, x, y, r, z=0, vis=1.0):
+    return Disk(id_, x, y, r, z=z, extra={"visible_fraction": vis})
+
+
+PLACES = Scene(
+    disks=(_t("big", 200.0, 200.0, 44.5), _t("small", 500.0, 200.0, 22.0), _t("missed", 800.0, 200.0, 22.0),
+           _t("left", 200.0, 500.0, 32.0), _t("right", 262.0, 500.0, 32.0)),
+    terrain=(Terrain("hill", ((600.0, 600.0), (800.0, 600.0), (800.0, 800.0), (600.0, 800.0))),))
+
+
+@pytest.mark.parametrize("made_up, kind", [
+    (Disk("d", 806.0, 200.0, 22.0), "a missed disk read off"),        # 6 mm off: no match, the disk's own place
+    (Disk("d", 800.0, 200.0, 32.0), "a missed disk read off"),        # the wrong size on it
+    (Disk("d", 504.0, 203.0, 32.0), "round a found disk"),            # a lower disk that is not there
+    (Disk("d", 215.0, 200.0, 22.0), "within a disk"),                 # a ring in the large disk's art
+    (Disk("d", 231.0, 500.0, 22.0), "across disks"),                  # where two disks' outlines meet
+    (Disk("d", 700.0, 700.0, 22.0), "on terrain"),
+    (Disk("d", 100.0, 800.0, 22.0), "on the cloth"),
+])
+def test_each_made_up_disk_is_placed(made_up, kind):
+    found = {"big", "small", "left", "right"}
+    assert cb.made_up_kind(made_up, PLACES, found) == kind
+
+
+def test_false_pins_are_traced_to_their_cause():
+    """A made-up disk lying on a real one invents a pin; two touching disks read as overlapping invent one; a true
+    pin read the other way up is a false pin (and a missed true one)."""
+    truth = Scene(disks=(_t("a", 100.0, 100.0, 32.0), _t("b", 163.7, 100.0, 32.0),          # touching (0.3 mm)
+                         _t("c", 400.0, 100.0, 32.0, z=0), _t("d", 420.0, 100.0, 22.0, z=1),  # d pins c
+                         _t("e", 700.0, 100.0, 44.5)))
+    det = Scene(disks=(Disk("x1", 100.0, 100.0, 32.0, z=0), Disk("x2", 162.0, 100.0, 32.0, z=1),  # 2 mm overlap
+                       Disk("x3", 400.0, 100.0, 32.0, z=1), Disk("x4", 420.0, 100.0, 22.0, z=0),  # the other way up
+                       Disk("x5", 700.0, 100.0, 44.5, z=0), Disk("x6", 710.0, 100.0, 22.0, z=1, confidence=0.7)))
+    made_up, causes = cb.made_up_and_false_pins(truth, det)
+    assert [(u.kind, u.confidence, u.false_pin) for u in made_up] == [("within a disk", 0.7, True)]
+    assert sorted(causes) == sorted(["touching, read as overlapping", "read the other way up", "made-up upper disk"])
+    rows = "\n".join(cb.made_up_rows(made_up) + cb.false_pin_rows(causes))
+    assert "| within a disk | 1 | 1 | 1 |" in rows and "| all | 1 | 1 | 1 |" in rows
+    assert "| 1 | 0 | 1 | 1 | 0 |" in rows
+
+
+def test_the_page_level_is_the_pages_own():
+    js = (_ROOT / "webui" / "static" / "table.js").read_text(encoding="utf-8")
+    assert f"const LOW_CONFIDENCE = {cb.PAGE_LEVEL};" in js
