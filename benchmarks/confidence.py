@@ -135,13 +135,13 @@ def made_up_kind(d: Disk, truth: Scene, found: set[str]) -> str:
     return MADE_UP_KINDS[4] if over_terrain >= OVER_SHARE else MADE_UP_KINDS[5]
 
 
-def _unmatched(did: str) -> str:
-    return f"unmatched:{did}"    # how `pin_sets` names a detection that found no true disk
+UNMATCHED = "unmatched:"    # how `pin_sets` names a detection that found no true disk (this prefix, then its id)
 
 
 def made_up_and_false_pins(truth: Scene, detected: Scene) -> tuple[list[MadeUp], list[str]]:
     """Each made-up disk of `detected` (a detection matching no true disk) and the cause (`FALSE_PIN_CAUSES`) of
-    each detected pin that is not a true one; ([], causes without the pins) when the rules cannot be imported."""
+    each detected pin that is not a true one (no causes, and no made-up disk bringing one, when the rules cannot be
+    imported)."""
     m = match(truth, detected)
     found = set(m.values())
     pins = pin_sets(truth, detected, m)
@@ -149,12 +149,12 @@ def made_up_and_false_pins(truth: Scene, detected: Scene) -> tuple[list[MadeUp],
     wrong = det_pins - true_pins
     in_wrong = {x for p in wrong for x in p}
     made_up = [MadeUp(made_up_kind(d, truth, found), 1.0 if d.confidence is None else float(d.confidence),
-                      _unmatched(d.id) in in_wrong) for d in detected.disks if d.id not in m]
+                      UNMATCHED + d.id in in_wrong) for d in detected.disks if d.id not in m]
     tdisks = {t.id: t for t in truth.disks}
     causes = []
     for upper, lower in sorted(wrong):
-        if upper.startswith("unmatched:") or lower.startswith("unmatched:"):
-            causes.append(FALSE_PIN_CAUSES[0] if upper.startswith("unmatched:") else FALSE_PIN_CAUSES[1])
+        if upper.startswith(UNMATCHED) or lower.startswith(UNMATCHED):
+            causes.append(FALSE_PIN_CAUSES[0] if upper.startswith(UNMATCHED) else FALSE_PIN_CAUSES[1])
         elif (lower, upper) in true_pins:
             causes.append(FALSE_PIN_CAUSES[2])
         else:
