@@ -85,9 +85,11 @@ def calibrate(image: Path, out: Path, intrinsics: Path | None) -> str | None:
     return None if r.returncode == 0 else f"{image.name}: calibrate: {r.stderr.strip()[:200]}"
 
 
-def cli_frames(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | None, tmp: Path):
+def cli_frames(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | None, tmp: Path,
+               look_for_mm: str | None = None):
     """`tablesight calibrate` then `tablesight detect --timing` on every frame of a folder (calibrations written
-    into `tmp`): a `CliFrame` each."""
+    into `tmp`): a `CliFrame` each. `look_for_mm` ("S,M,L" or one size): passed to `detect` as
+    `--disk-diameters-mm` (else the sizes the calibration measured, or the defaults)."""
     for img, truth_path in frames_of(folder):
         truth = truth_scene(truth_path, diameters)
         cal_path = tmp / f"{img.stem}.table.json"
@@ -95,7 +97,8 @@ def cli_frames(folder: Path, diameters: tuple[float, float, float], intrinsics: 
         if failure is not None:
             yield CliFrame(img, truth, None, Scene(), None, failure)
             continue
-        r = subprocess.run(_cli() + ["detect", str(img), "--calibration", str(cal_path), "--timing"],
+        sizes = [] if look_for_mm is None else ["--disk-diameters-mm", look_for_mm]
+        r = subprocess.run(_cli() + ["detect", str(img), "--calibration", str(cal_path), "--timing"] + sizes,
                            capture_output=True, text=True)
         if r.returncode != 0:
             yield CliFrame(img, truth, cal_path, Scene(), None, f"{img.name}: detect: {r.stderr.strip()[:200]}")
@@ -105,9 +108,10 @@ def cli_frames(folder: Path, diameters: tuple[float, float, float], intrinsics: 
                        float(timing[-1]["ms"]) if timing else None, None)
 
 
-def run(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | None, log=print
-        ) -> tuple[Tally, Tally, int, list[str]]:
-    """(eye tally, baseline tally, frames with the exact pin set, failures) over a folder."""
+def run(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | None, log=print,
+        look_for_mm: str | None = None) -> tuple[Tally, Tally, int, list[str]]:
+    """(eye tally, baseline tally, frames with the exact pin set, failures) over a folder (`look_for_mm`: as
+    `cli_frames`)."""
     from calibration.table import TableCalibration
     from vision.baseline import detect as baseline
 
@@ -115,7 +119,7 @@ def run(folder: Path, diameters: tuple[float, float, float], intrinsics: Path | 
     exact = 0
     failures: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for f in cli_frames(folder, diameters, intrinsics, Path(tmp)):
+        for f in cli_frames(folder, diameters, intrinsics, Path(tmp), look_for_mm):
             if f.failure is not None:
                 failures.append(f.failure)
             if f.calibration is None:

@@ -6,7 +6,7 @@
                                             [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
                                             [--nest-probability P|off] [--nest-search N]
-                                            [--tier standard|piled|hard] [--camera-scale N]
+                                            [--tier standard|piled|hard|alike] [--camera-scale N]
                                             [--network-px-per-mm S]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
@@ -20,7 +20,8 @@ and `--verdict` run a retrained network (and the verdict learned on its maps) in
 a retrained pair judge, `--nest-judge` a retrained nest judge; `--nest-probability` overrides
 `DetectorConfig.nest_probability` (`off`: the nest judge is not asked); `--nest-search` overrides
 `DetectorConfig.nest_search` (0: the judge is asked about suspicions only). `--tier piled` plays tables with melee
-piles instead, `--tier hard` the hard tier's tables (`vision.synth.tiers`). `--camera-scale N` sees the same rooms
+piles instead, `--tier hard` the hard tier's tables (`vision.synth.tiers`), `--tier alike` tables whose
+disks of one army and size are printed alike (chips of a set; the classic look has none). `--camera-scale N` sees the same rooms
 with N times the camera's pixels a side (a 4K webcam, a phone's photo).
 """
 
@@ -49,6 +50,8 @@ def tuning_frames(count: int, tier: str = "standard"):
     from vision.synth.world import world_table
 
     for family in FAMILIES:
+        if family == "classic" and tier == "alike":   # the classic look prints every disk its own way
+            continue
         for seed in (TUNING_SEEDS if family == "classic" else WORLD_TUNING_SEEDS)[:count]:
             if family == "classic":
                 yield family, random_table(seed, tier), table_camera(seed, tier_settings(tier).camera)
@@ -82,8 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nest-judge", default=None, help="a nest judge of one's own (default: the shipped one)")
     p.add_argument("--nest-probability", default=None, help="DetectorConfig.nest_probability, or off")
     p.add_argument("--nest-search", type=int, default=None, help="DetectorConfig.nest_search")
-    p.add_argument("--tier", default="standard", choices=["standard", "piled", "hard"],
-                   help="the tables: standard, piled (melee piles) or hard (`vision.synth.tiers`)")
+    p.add_argument("--tier", default="standard", choices=["standard", "piled", "hard", "alike"],
+                   help="the tables: standard, piled (melee piles), hard (`vision.synth.tiers`) or alike (disks "
+                        "printed alike, the randomized world's families only: `vision.synth.world`)")
     p.add_argument("--camera-scale", type=int, default=1, choices=[1, 2, 3, 4],
                    help="see the rooms with N times the camera's pixels a side (`SynthCamera.sharper`)")
     p.add_argument("--per-family", action="store_true")

@@ -42,8 +42,9 @@ from vision.synth.facemaps import FaceTruth
 # ---------------------------------------------------------------------------------------------------------------
 # Data
 
-TRAINING_TIERS = ("standard", "piled")   # a job's tables: the standard ones (the classic look's every fourth hard),
-                                         # or those with melee piles
+TRAINING_TIERS = ("standard", "piled", "alike")   # a job's tables: the standard ones (the classic look's every
+                                                  # fourth hard), those with melee piles, or those whose disks are
+                                                  # printed alike in lines and heaps (the world's families only)
 
 
 def _classic(seed: int, frame: int, tier: str):
@@ -61,8 +62,8 @@ def table_for(family: str, seed: int, frame: int, tier: str = "standard"):
     (`vision.synth.tiers`)."""
     if tier not in TRAINING_TIERS:
         raise ValueError(f"unknown training tier {tier!r} (known: {', '.join(TRAINING_TIERS)})")
-    if family == "classic":
-        return _classic(seed, frame, tier)
+    if family == "classic":   # the classic look prints every disk its own way: its "alike" tables are standard
+        return _classic(seed, frame, "standard" if tier == "alike" else tier)
     from vision.synth.world import world_table
 
     return world_table(seed, family, frame=frame, tier=tier)
@@ -121,14 +122,19 @@ def _sample(job: tuple) -> FaceTruth:
     return truth
 
 
-def tier_of(k: int, piled_share: float) -> str:
-    """The tables of a run's `k`-th frame: "piled" for `piled_share` of the frames, spread evenly, else "standard"."""
-    return "piled" if math.floor((k + 1) * piled_share) > math.floor(k * piled_share) else "standard"
+def tier_of(k: int, piled_share: float, alike_share: float = 0.0) -> str:
+    """The tables of a run's `k`-th frame: "piled" for `piled_share` of the frames, "alike" for `alike_share`, each
+    spread evenly (half a step apart, so that the two seldom fall on one frame; there piles win), else "standard"."""
+    if math.floor((k + 1) * piled_share) > math.floor(k * piled_share):
+        return "piled"
+    if math.floor((k + 1) * alike_share + 0.5) > math.floor(k * alike_share + 0.5):
+        return "alike"
+    return "standard"
 
 
-def add_piled_share(parser: argparse.ArgumentParser) -> None:
-    """The trainers' `--piled-share` (the share of their frames drawn with melee piles), a value outside 0..1 one
-    clear line of the parser's."""
+def add_tier_shares(parser: argparse.ArgumentParser) -> None:
+    """The trainers' `--piled-share` and `--alike-share` (the shares of their frames drawn with melee piles, and
+    with disks printed alike in lines and heaps), a value outside 0..1 one clear line of the parser's."""
     def share(text: str) -> float:
         try:
             v = float(text)
@@ -140,20 +146,25 @@ def add_piled_share(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--piled-share", type=share, default=0.0,
                         help="share of the training frames drawn with melee piles (`vision.synth.tiers`; default 0)")
+    parser.add_argument("--alike-share", type=share, default=0.0,
+                        help="share of the training frames whose disks of one army and size are printed alike, in "
+                             "lines and heaps (`vision.synth.world`; default 0)")
 
 
-def training_jobs(families: list[str], count: int, seeds: tuple[int, ...], piled_share: float = 0.0
-                  ) -> list[tuple[str, int, int, str]]:
+def training_jobs(families: list[str], count: int, seeds: tuple[int, ...], piled_share: float = 0.0,
+                  alike_share: float = 0.0) -> list[tuple[str, int, int, str]]:
     """`count` frames spread over the families and seeds (a seed is a camera and a room; frames vary the table):
-    (family, seed, frame, tier), `piled_share` of them spread evenly among the others with melee piles."""
-    if not 0.0 <= piled_share <= 1.0:
-        raise ValueError(f"piled_share must be within 0..1, got {piled_share}")
+    (family, seed, frame, tier), `piled_share` of them spread evenly among the others with melee piles,
+    `alike_share` with disks printed alike (`tier_of`)."""
+    for name, share in (("piled_share", piled_share), ("alike_share", alike_share)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be within 0..1, got {share}")
     jobs = []
     for k in range(count):
         fam = families[k % len(families)]
         seed = seeds[(k // len(families)) % len(seeds)]
         frame = k // (len(families) * len(seeds))
-        jobs.append((fam, seed, frame, tier_of(k, piled_share)))
+        jobs.append((fam, seed, frame, tier_of(k, piled_share, alike_share)))
     return jobs
 
 
@@ -580,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--photos", type=Path, metavar="FILE",
                    help="draw the printed photos from FILE (written by --save-photos) instead of scikit-image: "
                         "for a machine without it, such as a lent offline one")
-    add_piled_share(p)
+    add_tier_shares(p)
     p.add_argument("--init", type=Path, help="go on training this exported network instead of starting afresh")
     p.add_argument("--max-lr", type=float, default=3e-3, help="the one-cycle schedule's peak learning rate")
     p.add_argument("--crops-on-device", action="store_true",
@@ -646,7 +657,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"facemap_training: {exc}", file=sys.stderr)
         return 2
-    jobs = training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS, args.piled_share)
+    jobs = training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS, args.piled_share,
+                         args.alike_share)
     valid = render_samples(training_jobs(families, args.valid_frames, seeds.WORLD_TUNING_SEEDS), args.workers,
                            args.cache)
     print(f"rendering {args.frames} training frames of {', '.join(families)}"

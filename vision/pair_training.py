@@ -216,10 +216,10 @@ def export_onnx(net, path: Path, patch: int = PATCH) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from vision.facemap_training import add_piled_share, families_to_train, training_arguments, training_jobs
+    from vision.facemap_training import add_tier_shares, families_to_train, training_arguments, training_jobs
 
     parser = training_arguments(__doc__, "vision/models/pairjudge.onnx", 2400, 8000, 64)
-    add_piled_share(parser)
+    add_tier_shares(parser)
     args = parser.parse_args(argv)
     import torch
 
@@ -232,8 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     torch.set_num_threads(max(1, args.workers))
     print(f"rendering {args.frames} training frames of {', '.join(families)} ...", flush=True)
-    examples = examples_of(training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS, args.piled_share),
-                           args.workers, args.cache)
+    examples = examples_of(training_jobs(families, args.frames, seeds.WORLD_TRAINING_SEEDS, args.piled_share,
+                                         args.alike_share), args.workers, args.cache)
     valid = examples_of(training_jobs(families, args.valid_frames, seeds.WORLD_TUNING_SEEDS), args.workers,
                         args.cache)
     print(f"{len(examples)} training pairs, {len(valid)} validation pairs; training {args.steps} steps of "

@@ -176,9 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--face-fade", type=float, default=FACE_FADE,
                    help="each circle learned again with its face evidence scaled by up to this much less "
                         "(default 0: not)")
-    from vision.facemap_training import add_piled_share
+    from vision.facemap_training import add_tier_shares
 
-    add_piled_share(p)
+    add_tier_shares(p)
     args = p.parse_args(argv)
     if args.hidden < 1 or args.l2 < 0:
         print("verdict_training: --hidden must be >= 1 and --l2 >= 0", file=sys.stderr)
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
 
     share = args.piled_share   # spread evenly, as the face network's training frames
     jobs = [(families[k % len(families)], WORLD_VERDICT_SEEDS[k % len(WORLD_VERDICT_SEEDS)], args.model,
-             tier_of(k, share), args.network_px_per_mm) for k in range(args.frames)]
+             tier_of(k, share, args.alike_share), args.network_px_per_mm) for k in range(args.frames)]
     t0 = time.time()
     with mp.get_context("fork").Pool(args.workers) as pool:
         got = pool.map(frame_judgements, jobs, chunksize=2)

@@ -393,6 +393,30 @@ def test_training_jobs_spread_the_piled_share_evenly(count, share):
         assert all(b - a > 1 for a, b in zip(piled, piled[1:])) or share > 0.5
 
 
+@pytest.mark.parametrize("piled, alike", [(0.0, 0.3), (0.3, 0.3), (0.5, 0.5), (0.0, 1.0)])
+def test_training_jobs_spread_the_alike_share_evenly_beside_the_piled_one(piled, alike):
+    from vision.facemap_training import training_jobs
+
+    jobs = training_jobs(["classic", "paint-wide-felt"], 60, (3000, 3001), piled, alike)
+    tiers = [job[3] for job in jobs]
+    assert tiers.count("piled") == math.floor(60 * piled)
+    # half a step apart from the piled frames: the two seldom fall on one frame (there piles win)
+    assert math.floor(60 * alike) - 2 <= tiers.count("alike") <= math.floor(60 * alike)
+    assert [job[:3] for job in jobs] == [job[:3] for job in training_jobs(["classic", "paint-wide-felt"], 60,
+                                                                           (3000, 3001))]
+    with pytest.raises(ValueError, match="alike_share"):
+        training_jobs(["classic"], 4, (3000,), 0.0, -0.2)
+
+
+def test_the_classic_looks_alike_frame_is_its_standard_one():
+    import vision.facemap_training as ft
+
+    alike, standard = ft.table_for("classic", 3000, 1, "alike"), ft.table_for("classic", 3000, 1)
+    assert [d.art for d in alike[0].disks] == [d.art for d in standard[0].disks]
+    world = ft.table_for("paint-wide-felt", 3000, 1, "alike")[0]
+    assert world.tier == "world-alike"
+
+
 def test_a_piled_training_frame_is_cached_apart_from_its_standard_one(tmp_path):
     import vision.facemap_training as ft
 

@@ -128,15 +128,16 @@ def test_detection_without_the_judge_file_is_one_clear_line(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("trainer", ["vision.pair_training", "vision.facemap_training", "vision.verdict_training"])
+@pytest.mark.parametrize("option", ["--piled-share", "--alike-share"])
 @pytest.mark.parametrize("share", ["-0.1", "1.5", "half"])
-def test_the_trainers_turn_down_a_piled_share_outside_0_to_1(trainer, share, capsys):
+def test_the_trainers_turn_down_a_tier_share_outside_0_to_1(trainer, option, share, capsys):
     import importlib
 
     with pytest.raises(SystemExit) as stop:
-        importlib.import_module(trainer).main(["--piled-share", share, "--frames", "1"])
+        importlib.import_module(trainer).main([option, share, "--frames", "1"])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert "--piled-share: must be within 0..1" in err and "Traceback" not in err
+    assert f"{option}: must be within 0..1" in err and "Traceback" not in err
 
 
 def test_a_piled_training_frame_gives_the_pairs_of_its_piles():

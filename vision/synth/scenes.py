@@ -482,6 +482,39 @@ def _add_pile(placer: _Placer, rng: np.random.Generator, n: int, room: int, size
                 break
 
 
+def _add_row(placer: _Placer, rng: np.random.Generator, n: int, room: int, size: str, player: Army, new_id) -> None:
+    """A line or a heap of up to `n` disks (at most `room`) of one `size` and `player`, each 0-4 mm from one laid
+    before: a line goes on from its last disk, bending a little; a heap from any of its disks, so it packs. A disk
+    that finds no place in 40 tries ends the group."""
+    if room < 2:
+        return
+    r = placer.radii[size]
+    for _ in range(200):
+        x, y = _random_point(rng, r, margin=10.0 + r)
+        if placer.fits(x, y, r, gap=4.0):
+            break
+    else:
+        return
+    heap = rng.random() < 0.5
+    group = [placer.add(new_id(), player, size, x, y)]
+    heading = rng.uniform(0, 2 * math.pi)
+    for _ in range(min(n, room) - 1):
+        for attempt in range(40):
+            # a line blocked (by the table's edge, another disk) goes on from any of its disks, any way
+            anywhere = heap or attempt >= 20
+            prev = group[int(rng.integers(len(group)))] if anywhere else group[-1]
+            ang = rng.uniform(0, 2 * math.pi) if anywhere else heading + rng.normal(0, 0.25)
+            dist = 2 * r + (0.0 if rng.random() < 0.5 else rng.uniform(0.0, 4.0))
+            x, y = prev.x_mm + dist * math.cos(ang), prev.y_mm + dist * math.sin(ang)
+            # the group's disks may touch one another (no gap), never overlap; others keep their 2 mm
+            if placer.fits(x, y, r, gap=0.0) and placer.fits(x, y, r, allow=[d.id for d in group], gap=2.0):
+                group.append(placer.add(new_id(), player, size, x, y))
+                heading = ang
+                break
+        else:
+            return
+
+
 def random_table(seed: int, tier: str | TierSettings = "standard", *, frame: int = 0,
                  diameters_mm: tuple[float, float, float] | None = None) -> TableSetup:
     """A random table for (seed, frame): ground truth and look. Deterministic per arguments."""
@@ -564,6 +597,9 @@ def random_table(seed: int, tier: str | TierSettings = "standard", *, frame: int
     if s.piles[1] > 0:  # drawn only where a tier has piles: the other tiers' tables stay as they were
         for _ in range(int(rng.integers(s.piles[0], s.piles[1] + 1))):
             _add_pile(placer, rng, int(rng.integers(4, 7)), remaining(), size, army, new_id)
+    if s.rows[1] > 0:   # drawn only where a tier has rows: the other tiers' tables stay as they were
+        for _ in range(int(rng.integers(s.rows[0], s.rows[1] + 1))):
+            _add_row(placer, rng, int(rng.integers(3, 11)), remaining(), size(), army(), new_id)
     for _ in range(int(rng.integers(s.touching[0], s.touching[1] + 1))):
         if remaining() < 2:
             break

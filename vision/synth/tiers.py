@@ -37,9 +37,11 @@ class TierSettings:
     light_gradient: Range = (0.05, 0.12)  # brightness change across the table
     vignette: Range = (0.05, 0.15)  # brightness loss in the frame corners
     piles: IntRange = (0, 0)  # melee piles: 4-6 disks each lying across one or more of the pile's earlier ones
+    rows: IntRange = (0, 0)   # lines and heaps of 3-10 disks of one size and army, each touching or nearly touching
+                              # the one before (chips set out, a unit drawn up)
 
     def __post_init__(self) -> None:
-        for name in ("disks", "stacks", "overlaps", "touching", "tokens", "terrain", "piles", "defocus_sigma_px",
+        for name in ("disks", "stacks", "overlaps", "touching", "tokens", "terrain", "piles", "rows", "defocus_sigma_px",
                      "motion_blur_px", "noise_sigma", "jpeg_quality", "light_gradient", "vignette"):
             _check_range(f"{self.name}.{name}", getattr(self, name))
         if not 0.0 <= self.hand_probability <= 1.0:

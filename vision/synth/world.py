@@ -70,7 +70,7 @@ TRAINING_FAMILIES: tuple[str, ...] = tuple(n for n, f in FAMILIES.items() if not
 HELD_OUT_FAMILIES: tuple[str, ...] = ("heraldic-wide-felt", "paint-thin-patterned", "heraldic-none-patterned")
 
 
-TIERS = ("standard", "hard", "piled")
+TIERS = ("standard", "hard", "piled", "alike")
 
 
 def _world_tier(rng: np.random.Generator, hard: bool, piled: bool = False) -> TierSettings:
@@ -149,6 +149,8 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
     room = np.random.default_rng([int(seed), 0x3017D, ART_SOURCES.index(fam.art), BORDERS.index(fam.border),
                                   CLOTHS.index(fam.cloth)])
     settings = _world_tier(room, hard, piled=tier == "piled")
+    if tier == "alike":   # the standard room; its tables: more disks, in lines and heaps (chips set out)
+        settings = replace(settings, name="world-alike", disks=(20, 34), rows=(2, 4))
     diam = room_diameters(room)     # drawn either way: the rest of the room stays the same
     if diameters_mm is not None:
         diam = tuple(float(v) for v in diameters_mm)
@@ -166,6 +168,11 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
     moment = np.random.default_rng([int(seed), int(frame), 0xFACE])
     disks = tuple(replace(d, art=replace(d.art, style=_face(fam, border_of[d.player], moment)))
                   for d in setup.disks)
+    if tier == "alike":   # a set of chips, a unit's disks: each army's disks of one size printed alike
+        first: dict = {}
+        disks = tuple(replace(d, art=replace(d.art, style=first.setdefault((d.player, round(d.radius_mm, 1)),
+                                                                           d.art.style)))
+                      for d in disks)
     armies = tuple(Army(a.id, border_of[a.id], a.units) for a in setup.armies)
     warm = room.uniform(-0.12, 0.12)
     dim = room.random() < (0.5 if hard else 0.2)
