@@ -1,7 +1,7 @@
 """Score the eye through the command line exactly as a user (or an outside check) runs it, on a folder of frames
 with ground truth that the project was never built on.
 
-    .venv/bin/python benchmarks/eval_cli.py DIR [--out results.md] [--intrinsics camera.json]
+    .venv/bin/python benchmarks/eval_cli.py DIR [--out results.md] [--intrinsics camera.json] [--look-for-mm S,M,L]
 
 DIR holds `NAME.jpg` (or .png) frames, each with `NAME.scene.json` beside it: a `tablesight.scene/1` of the true
 disks (table mm, `z` bottom to top, and the visible share of each disk's outline as `visible` or
@@ -170,12 +170,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path)
     p.add_argument("--intrinsics", type=Path, help="camera.json for `tablesight calibrate --intrinsics`")
     p.add_argument("--disk-diameters-mm", default="44,64,89", help="the true disks' size classes (for scoring)")
+    p.add_argument("--look-for-mm", help="passed to `tablesight detect` as --disk-diameters-mm (S,M,L or one size; "
+                                         "default: the sizes the calibration measured)")
     args = p.parse_args(argv)
     if not args.folder.is_dir() or not frames_of(args.folder):
         print(f"eval_cli: {args.folder}: no NAME.jpg + NAME.scene.json pairs", file=sys.stderr)
         return 2
     diam = tuple(float(v) for v in args.disk_diameters_mm.split(","))
-    eye, base, exact, failures = run(args.folder, diam, args.intrinsics)  # type: ignore[arg-type]
+    eye, base, exact, failures = run(args.folder, diam, args.intrinsics,  # type: ignore[arg-type]
+                                     look_for_mm=args.look_for_mm)
     text = report(args.folder, eye, base, exact, failures, "benchmarks/eval_cli.py " + " ".join(argv or sys.argv[1:]))
     print(text)
     if args.out:

@@ -220,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     fade = f"each circle learned again with its face evidence faded by up to {args.face_fade:g}; " \
         if args.face_fade else ""
     about = (f"trained by 'python -m vision.verdict_training' on {len(jobs)} frames of the training families and "
-             f"the classic look (WORLD_VERDICT_SEEDS{f', {share:g} of them with melee piles' if share else ''}), "
+             f"the classic look (WORLD_VERDICT_SEEDS{f', {share:g} of them with melee piles' if share else ''}"
+             f"{f', {args.alike_share:g} with disks printed alike' if args.alike_share else ''}), "
              f"read by {network}; {fade}fit on {fit_s}, "
              f"scored on the other seeds: {val_s}")
     v = dataclasses.replace(v, about=about)
