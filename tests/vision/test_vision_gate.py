@@ -1,7 +1,7 @@
 """Gate checks on rendered gate-seed frames (never used for tuning or training): a subset of the benchmarks'
 metrics with thresholds under the measured results. The classic look's gate seeds, and frames of the randomized
-world's held-out families, whose art and cloths no training run ever saw (standard tables, and tables with melee
-piles): the stored baseline (`gate_baseline.json`, measured with the commands it names) may not regress by more
+world's held-out families, whose art and cloths no training run ever saw (standard tables, tables with melee
+piles, and tables of disks printed alike): the stored baseline (`gate_baseline.json`, measured with the commands it names) may not regress by more
 than its slack."""
 
 from __future__ import annotations
@@ -143,15 +143,16 @@ def _bench(name: str):
 # Gate frames of each held-out family in the stored-baseline check. Two frames held some 16 overlapping pairs: with
 # every one ordered right there, one pair more read wrong failed the check, and a network that met the 98 % stacking
 # target would fail it about 3 times in 10 (0.98 ** 16). Four hold 29 pairs, so one pair is within the slack.
-# The piled tables (melee piles, `vision.synth.tiers`) hold more pairs a frame: two frames a family.
-HELD_OUT_FRAMES = {"standard": 4, "piled": 2}
-BASELINE_KEY = {"standard": "held_out", "piled": "held_out_piled"}
+# The piled tables (melee piles, `vision.synth.tiers`) hold more pairs a frame: two frames a family; the alike
+# tables (disks printed alike, in lines and heaps, `vision.synth.world`) more disks: two frames a family.
+HELD_OUT_FRAMES = {"standard": 4, "piled": 2, "alike": 2}
+BASELINE_KEY = {"standard": "held_out", "piled": "held_out_piled", "alike": "held_out_alike"}
 
 
-@pytest.fixture(scope="module", params=["standard", "piled"])
+@pytest.fixture(scope="module", params=["standard", "piled", "alike"])
 def held_out_results(request):
-    """The first gate frames of each held-out family (of the tier: standard tables, or tables with melee piles),
-    calibrated from their own markers, scored as the benchmark does."""
+    """The first gate frames of each held-out family (of the tier: standard tables, tables with melee piles, or
+    tables of disks printed alike), calibrated from their own markers, scored as the benchmark does."""
     from vision.synth.world import HELD_OUT_FAMILIES
 
     families = _bench("eval_families")
