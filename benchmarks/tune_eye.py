@@ -20,9 +20,9 @@ and `--verdict` run a retrained network (and the verdict learned on its maps) in
 a retrained pair judge, `--nest-judge` a retrained nest judge; `--nest-probability` overrides
 `DetectorConfig.nest_probability` (`off`: the nest judge is not asked); `--nest-search` overrides
 `DetectorConfig.nest_search` (0: the judge is asked about suspicions only). `--tier piled` plays tables with melee
-piles instead, `--tier hard` the hard tier's tables (`vision.synth.tiers`), `--tier alike` tables whose
-disks of one army and size are printed alike (chips of a set; the classic look has none). `--camera-scale N` sees the same rooms
-with N times the camera's pixels a side (a 4K webcam, a phone's photo).
+piles instead, `--tier hard` the hard tier's tables (`vision.synth.tiers`), `--tier alike` tables whose disks of
+one army and size are printed alike (chips of a set; the classic look has none). `--camera-scale N` sees the same
+rooms with N times the camera's pixels a side (a 4K webcam, a phone's photo).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Gate checks on rendered gate-seed frames (never used for tuning or training): a subset of the benchmarks'
 metrics with thresholds under the measured results. The classic look's gate seeds, and frames of the randomized
 world's held-out families, whose art and cloths no training run ever saw (standard tables, tables with melee
-piles, and tables of disks printed alike): the stored baseline (`gate_baseline.json`, measured with the commands it names) may not regress by more
-than its slack."""
+piles, and tables of disks printed alike): the stored baseline (`gate_baseline.json`, measured with the commands it
+names) may not regress by more than its slack."""
 
 from __future__ import annotations
 

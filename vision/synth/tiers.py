@@ -41,8 +41,8 @@ class TierSettings:
                               # the one before (chips set out, a unit drawn up)
 
     def __post_init__(self) -> None:
-        for name in ("disks", "stacks", "overlaps", "touching", "tokens", "terrain", "piles", "rows", "defocus_sigma_px",
-                     "motion_blur_px", "noise_sigma", "jpeg_quality", "light_gradient", "vignette"):
+        for name in ("disks", "stacks", "overlaps", "touching", "tokens", "terrain", "piles", "rows",
+                     "defocus_sigma_px", "motion_blur_px", "noise_sigma", "jpeg_quality", "light_gradient", "vignette"):
             _check_range(f"{self.name}.{name}", getattr(self, name))
         if not 0.0 <= self.hand_probability <= 1.0:
             raise ValueError("hand_probability must be within 0..1")

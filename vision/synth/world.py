@@ -170,8 +170,7 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
                   for d in setup.disks)
     if tier == "alike":   # a set of chips, a unit's disks: each army's disks of one size printed alike
         first: dict = {}
-        disks = tuple(replace(d, art=replace(d.art, style=first.setdefault((d.player, round(d.radius_mm, 1)),
-                                                                           d.art.style)))
+        disks = tuple(replace(d, art=replace(d.art, style=first.setdefault((d.player, d.size), d.art.style)))
                       for d in disks)
     armies = tuple(Army(a.id, border_of[a.id], a.units) for a in setup.armies)
     warm = room.uniform(-0.12, 0.12)
