@@ -1,7 +1,8 @@
 """Score the eye family by family on the randomized synthetic world: the families it trained on and, above all, the
 held-out ones no training or tuning run ever saw.
 
-    .venv/bin/python benchmarks/eval_families.py [--frames 6] [--family NAME ...] [--tier standard|hard|piled|alike]
+    .venv/bin/python benchmarks/eval_families.py [--frames 6] [--family NAME ...]
+                                                 [--tier standard|hard|piled|alike|heaped]
                                                  [--lens truth|markers|plain] [--camera-scale N]
                                                  [--out benchmarks/results/families.md]
 
@@ -152,9 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--frames", type=int, default=6, help="frames per family (default 6)")
     p.add_argument("--family", action="append", help="only these families (repeatable)")
-    p.add_argument("--tier", default="standard", choices=["standard", "hard", "piled", "alike"],
-                   help="the tables (`alike`: disks printed alike in lines and heaps, the randomized world's "
-                        "families only)")
+    p.add_argument("--tier", default="standard", choices=["standard", "hard", "piled", "alike", "heaped"],
+                   help="the tables (`alike`: disks printed alike in lines and heaps, `heaped`: in heaps of 12-24, "
+                        "the randomized world's families only)")
     p.add_argument("--lens", default="truth", choices=["truth", "markers", "plain"],
                    help="calibrate with the true lens (default), with none (estimated from the markers, as "
                         "`tablesight calibrate` without --intrinsics), or with none and no estimate")
@@ -164,12 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     cv2.setNumThreads(1)
     try:
-        from vision.synth.world import HELD_OUT_FAMILIES, TRAINING_FAMILIES
+        from vision.synth.world import ALIKE_TIERS, HELD_OUT_FAMILIES, TRAINING_FAMILIES
     except ImportError:
-        TRAINING_FAMILIES, HELD_OUT_FAMILIES = (), ()
+        TRAINING_FAMILIES, HELD_OUT_FAMILIES, ALIKE_TIERS = (), (), ()
     families = args.family or (["classic"] + list(TRAINING_FAMILIES) + list(HELD_OUT_FAMILIES))
-    if args.tier == "alike" and "classic" in families:
-        print("eval_families: the classic look has no alike tables: left out", file=sys.stderr)
+    if args.tier in ALIKE_TIERS and "classic" in families:
+        print(f"eval_families: the classic look has no {args.tier} tables: left out", file=sys.stderr)
         families = [f for f in families if f != "classic"]
     results = [evaluate_family(f, args.frames, args.tier, log=lambda m: print(m, file=sys.stderr), lens=args.lens,
                                camera_scale=args.camera_scale) for f in families]

@@ -1,7 +1,7 @@
 """Why the eye misses the disks it misses: each missed disk (>= 50 % visible) traced to the step that lost it.
 
-    .venv/bin/python benchmarks/miss_modes.py [--seeds tuning|gate] [--tier standard|hard|piled] [--frames 6]
-                                              [--family NAME ...] [--out benchmarks/results/misses.md]
+    .venv/bin/python benchmarks/miss_modes.py [--seeds tuning|gate] [--tier standard|hard|piled|alike|heaped]
+                                              [--frames 6] [--family NAME ...] [--out benchmarks/results/misses.md]
                                               [--model NET.onnx --verdict VERDICT.json]
                                               [--network-px-per-mm S]
     .venv/bin/python benchmarks/miss_modes.py --folder DIR [--disk-diameters-mm 44,64,89] [--intrinsics camera.json]
@@ -21,6 +21,8 @@ frames, for looking at failures only. Each true disk the eye misses is put in th
 - `rejected by the verdict`: judged within 3 mm of its centre, the verdict's probability below the threshold (and,
   for a suspicion, the nest judge's below its own: `vision.nestjudge`, asked here as the single frame asks it);
 - `never judged`: a candidate circle was there, but too little outline or face inside it to be judged at all;
+- `inside not a face`: the rim map's ring votes make a candidate of its size there, but the face map does not
+  mark its inside as a face, and a circle whose inside is no face is none (`DetectorConfig.min_face`);
 - `no candidate`: the rim map shows too little of its outline for a candidate of its size.
 
 Each mode also counts how many of its disks lie on another disk (some of its face over a lower disk: a true
@@ -60,7 +62,7 @@ for p in (ROOT, ROOT / "benchmarks"):
 COVER_BANDS = ("clear of others", "under 30 %", "30-70 %", "70-99 %", "wholly")
 PIN_CAUSES = ("pinner not found", "pinned not found", "neither found", "read the other way up", "both found, no pin")
 MODES = ("another size there", "found, then dropped", "rejected, outline read off", "rejected by the verdict",
-         "never judged", "no candidate")
+         "never judged", "inside not a face", "no candidate")
 OFF_MM = 3.0  # a judged circle farther than this from the true centre was pulled by another outline
 
 
@@ -70,7 +72,7 @@ def frames(seeds: str, tier: str, count: int, families: list[str] | None):
         from tune_eye import tuning_frames
 
         if tier == "hard":
-            raise SystemExit("miss_modes: the tuning seeds have standard and piled tables only")
+            raise SystemExit("miss_modes: --tier hard is read on the gate seeds only (--seeds gate)")
         for family, setup, camera in tuning_frames(count, tier):
             if families is None or family in families:
                 yield family, setup, camera
@@ -200,6 +202,7 @@ def trace_image(image, truth, cal, diam, config=None) -> tuple[list[tuple[str, b
              if visible_fraction(t) >= 0.5]
     radii_map = [r / scale for r in radii]
     cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, (), None, 0.8 * cfg.min_face)
+    voted = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, (), None, 0.0)
     out = []
     for t in truth.disks:
         if t.extra.get("held") or visible_fraction(t) < 0.5 or t.id in found:
@@ -218,6 +221,8 @@ def trace_image(image, truth, cal, diam, config=None) -> tuple[list[tuple[str, b
             mode = "rejected, outline read off" if min(mine) > OFF_MM else "rejected by the verdict"
         elif ((cand.size_index == k) & (np.hypot(cand.u - u, cand.v - v) < 0.35 * r)).any():
             mode = "never judged"
+        elif ((voted.size_index == k) & (np.hypot(voted.u - u, voted.v - v) < 0.35 * r)).any():
+            mode = "inside not a face"
         else:
             mode = "no candidate"
         out.append((mode, share_over_lower(t, disks) > 0.0))
@@ -249,7 +254,8 @@ def _nested(truth, cal, scale: float, radii_map: list[float], maps, found: set) 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", choices=["tuning", "gate"], help="rendered frames: tuning (default) or gate seeds")
-    p.add_argument("--tier", choices=["standard", "hard", "piled"], help="rendered tables (default standard)")
+    p.add_argument("--tier", choices=["standard", "hard", "piled", "alike", "heaped"],
+                   help="rendered tables (default standard)")
     p.add_argument("--frames", type=int, help="rendered frames per family (default 6)")
     p.add_argument("--family", action="append", help="only these families (repeatable)")
     p.add_argument("--out", type=Path)

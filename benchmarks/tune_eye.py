@@ -6,7 +6,7 @@
                                             [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
                                             [--nest-probability P|off] [--nest-search N]
-                                            [--tier standard|piled|hard|alike] [--camera-scale N]
+                                            [--tier standard|piled|hard|alike|heaped] [--camera-scale N]
                                             [--network-px-per-mm S]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
@@ -21,8 +21,9 @@ a retrained pair judge, `--nest-judge` a retrained nest judge; `--nest-probabili
 `DetectorConfig.nest_probability` (`off`: the nest judge is not asked); `--nest-search` overrides
 `DetectorConfig.nest_search` (0: the judge is asked about suspicions only). `--tier piled` plays tables with melee
 piles instead, `--tier hard` the hard tier's tables (`vision.synth.tiers`), `--tier alike` tables whose disks of
-one army and size are printed alike (chips of a set; the classic look has none). `--camera-scale N` sees the same
-rooms with N times the camera's pixels a side (a 4K webcam, a phone's photo).
+one army and size are printed alike (chips of a set; the classic look has none), `--tier heaped` the same prints in
+one or two heaps of 12-24 (a bag of chips poured out). `--camera-scale N` sees the same rooms with N times the
+camera's pixels a side (a 4K webcam, a phone's photo).
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ def tuning_frames(count: int, tier: str = "standard"):
     from vision.synth.scenes import random_table
     from vision.synth.seeds import TUNING_SEEDS, WORLD_TUNING_SEEDS
     from vision.synth.tiers import tier_settings
-    from vision.synth.world import world_table
+    from vision.synth.world import ALIKE_TIERS, world_table
 
     for family in FAMILIES:
-        if family == "classic" and tier == "alike":   # the classic look prints every disk its own way
+        if family == "classic" and tier in ALIKE_TIERS:   # the classic look prints every disk its own way
             continue
         for seed in (TUNING_SEEDS if family == "classic" else WORLD_TUNING_SEEDS)[:count]:
             if family == "classic":
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--accept-probability", type=float, default=None)
     p.add_argument("--rim-level", type=float, default=None)
     p.add_argument("--min-rim", type=float, default=None)
+    p.add_argument("--min-face", type=float, default=None, help="DetectorConfig.min_face")
     p.add_argument("--rays", type=int, default=None, help="DetectorConfig.rays: rim rays per circle")
     p.add_argument("--network-px-per-mm", type=float, default=None,
                    help="the scale the network reads the tables at (learn a verdict at it: vision.verdict_training)")
@@ -85,9 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nest-judge", default=None, help="a nest judge of one's own (default: the shipped one)")
     p.add_argument("--nest-probability", default=None, help="DetectorConfig.nest_probability, or off")
     p.add_argument("--nest-search", type=int, default=None, help="DetectorConfig.nest_search")
-    p.add_argument("--tier", default="standard", choices=["standard", "piled", "hard", "alike"],
-                   help="the tables: standard, piled (melee piles), hard (`vision.synth.tiers`) or alike (disks "
-                        "printed alike, the randomized world's families only: `vision.synth.world`)")
+    p.add_argument("--tier", default="standard", choices=["standard", "piled", "hard", "alike", "heaped"],
+                   help="the tables: standard, piled (melee piles), hard (`vision.synth.tiers`), alike (disks "
+                        "printed alike, the randomized world's families only: `vision.synth.world`) or heaped (the "
+                        "same prints in heaps of 12-24)")
     p.add_argument("--camera-scale", type=int, default=1, choices=[1, 2, 3, 4],
                    help="see the rooms with N times the camera's pixels a side (`SynthCamera.sharper`)")
     p.add_argument("--per-family", action="store_true")
@@ -117,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             config = replace(config, min_rim=args.min_rim)
         if args.rays is not None:
             config = replace(config, rays=args.rays)
+        if args.min_face is not None:
+            config = replace(config, min_face=args.min_face)
         if args.network_px_per_mm is not None:
             config = replace(config, network_px_per_mm=args.network_px_per_mm)
         chosen = stacking.DEFAULT_STACKING

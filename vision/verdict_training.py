@@ -38,10 +38,11 @@ def _lenient(ev: CircleEvidence) -> float:
     return 1.0 if ev.rim_own >= 0.25 and ev.open_consistency >= 0.45 else 0.0
 
 
-def frame_judgements(job: tuple[str, int, str | None, str, float | None]) -> tuple[np.ndarray, np.ndarray]:
+def frame_judgements(job: tuple[str, int, str | None, str, float | None, float | None]
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of every new circle judged in one frame (family, seed, network, tier, the scale the network reads a
-    table at, None: `DetectorConfig`'s), read by the network `model` (None: the shipped one); features in
-    `FEATURES` order, y 1 = disk."""
+    table at and the face a circle's inside must show, None: `DetectorConfig`'s), read by the network `model`
+    (None: the shipped one); features in `FEATURES` order, y 1 = disk."""
     from dataclasses import replace
 
     from tablesight.scene import SIZE_CLASSES
@@ -53,10 +54,12 @@ def frame_judgements(job: tuple[str, int, str | None, str, float | None]) -> tup
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
-    family, seed, model, tier, network_ppm = job
+    family, seed, model, tier, network_ppm, min_face = job
     config = replace(DEFAULT_CONFIG, model_path=model)
     if network_ppm is not None:
         config = replace(config, network_px_per_mm=network_ppm)
+    if min_face is not None:
+        config = replace(config, min_face=min_face)
     setup, camera = table_for(family, seed, 0, tier)
     frame = render_frame(setup, camera)
     cal = truth_calibration(camera, setup.diameters_mm)
@@ -173,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=None, help="the face network whose maps are judged (default: the shipped one)")
     p.add_argument("--network-px-per-mm", type=float, default=None,
                    help="the scale the network reads the tables at (default: DetectorConfig.network_px_per_mm)")
+    p.add_argument("--min-face", type=float, default=None,
+                   help="the face a circle's inside must show to be judged (default: DetectorConfig.min_face)")
     p.add_argument("--face-fade", type=float, default=FACE_FADE,
                    help="each circle learned again with its face evidence scaled by up to this much less "
                         "(default 0: not)")
@@ -189,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.network_px_per_mm is not None and not 0.5 <= args.network_px_per_mm <= 2.0:
         print("verdict_training: --network-px-per-mm must be within 0.5..2", file=sys.stderr)
         return 2
+    if args.min_face is not None and not 0.0 <= args.min_face <= 1.0:
+        print("verdict_training: --min-face must be within 0..1", file=sys.stderr)
+        return 2
     if args.model is not None and not Path(args.model).is_file():
         print(f"verdict_training: --model {args.model}: no such file", file=sys.stderr)
         return 2
@@ -200,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
 
     share = args.piled_share   # spread evenly, as the face network's training frames
     jobs = [(families[k % len(families)], WORLD_VERDICT_SEEDS[k % len(WORLD_VERDICT_SEEDS)], args.model,
-             tier_of(k, share, args.alike_share), args.network_px_per_mm) for k in range(args.frames)]
+             tier_of(k, share, args.alike_share), args.network_px_per_mm, args.min_face) for k in range(args.frames)]
     t0 = time.time()
     with mp.get_context("fork").Pool(args.workers) as pool:
         got = pool.map(frame_judgements, jobs, chunksize=2)
@@ -217,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     network = "the shipped face network" if args.model is None else f"the face network {Path(args.model).name}"
     if args.network_px_per_mm is not None:
         network += f" at {args.network_px_per_mm:g} px/mm"
+    if args.min_face is not None:
+        network += f", circles judged from a face inside of {args.min_face:g}"
     fade = f"each circle learned again with its face evidence faded by up to {args.face_fade:g}; " \
         if args.face_fade else ""
     about = (f"trained by 'python -m vision.verdict_training' on {len(jobs)} frames of the training families and "

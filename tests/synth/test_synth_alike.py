@@ -59,3 +59,38 @@ def test_rows_are_validated_like_any_range():
     assert TIERS["standard"].rows == (0, 0)
     with pytest.raises(ValueError, match="rows"):
         replace(TIERS["standard"], rows=(3, 1))
+
+
+@pytest.mark.parametrize("seed", [3400, 3401, 3402])
+def test_a_heaped_table_pours_out_a_heap_of_a_dozen_or_more_disks_printed_alike(seed):
+    """The `heaped` tier: one or two heaps of 12-24 disks of one size and army, each touching or near one of its
+    heap (a bag of chips poured out: disks with nothing but their own kind round them), printed alike."""
+    setup, _ = world_table(seed, "paint-wide-printed", tier="heaped")
+    assert setup.tier == "world-heaped"
+    groups: dict = {}
+    for d in setup.disks:
+        groups.setdefault((d.player, d.size), []).append(d)
+    biggest = 0
+    for group in groups.values():
+        assert len({d.art.style for d in group}) == 1
+        # the largest cluster of the group's disks linked by touching (or lying within 4 mm of) one another
+        left, sizes = list(group), []
+        while left:
+            cluster, todo = [], [left.pop()]
+            while todo:
+                d = todo.pop()
+                cluster.append(d)
+                near = [o for o in left if _touching_or_near(d, o, 4.0)]
+                left = [o for o in left if o not in near]
+                todo += near
+            sizes.append(len(cluster))
+        biggest = max(biggest, *sizes)
+    assert biggest >= 12
+
+
+def test_row_sizes_and_the_heap_share_are_validated():
+    assert TIERS["standard"].row_disks == (3, 10) and TIERS["standard"].heap_share == 0.5
+    with pytest.raises(ValueError, match="heap_share"):
+        replace(TIERS["standard"], heap_share=1.5)
+    with pytest.raises(ValueError, match="row_disks"):
+        replace(TIERS["standard"], row_disks=(1, 4))

@@ -167,6 +167,7 @@ def test_a_verdict_learned_with_faded_faces_takes_a_whole_outline_with_less_face
     (["--hidden", "0"], "--hidden"),
     (["--face-fade", "1.5"], "--face-fade"),
     (["--l2", "-1"], "--l2"),
+    (["--min-face", "1.2"], "--min-face"),
     (["--model", "no-such-network.onnx"], "no such file"),
 ])
 def test_verdict_training_refuses_nonsense_arguments_in_one_line(argv, message, capsys, tmp_path):

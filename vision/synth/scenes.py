@@ -482,10 +482,11 @@ def _add_pile(placer: _Placer, rng: np.random.Generator, n: int, room: int, size
                 break
 
 
-def _add_row(placer: _Placer, rng: np.random.Generator, n: int, room: int, size: str, player: Army, new_id) -> None:
-    """A line or a heap of up to `n` disks (at most `room`) of one `size` and `player`, each 0-4 mm from one laid
-    before: a line goes on from its last disk, bending a little; a heap from any of its disks, so it packs. A disk
-    that finds no place in 40 tries ends the group."""
+def _add_row(placer: _Placer, rng: np.random.Generator, n: int, room: int, size: str, player: Army, new_id,
+             heap_share: float = 0.5) -> None:
+    """A line or (`heap_share` of the time) a heap of up to `n` disks (at most `room`) of one `size` and `player`,
+    each 0-4 mm from one laid before: a line goes on from its last disk, bending a little; a heap from any of its
+    disks, so it packs. A disk that finds no place in 40 tries ends the group."""
     if room < 2:
         return
     r = placer.radii[size]
@@ -495,7 +496,7 @@ def _add_row(placer: _Placer, rng: np.random.Generator, n: int, room: int, size:
             break
     else:
         return
-    heap = rng.random() < 0.5
+    heap = rng.random() < heap_share
     group = [placer.add(new_id(), player, size, x, y)]
     heading = rng.uniform(0, 2 * math.pi)
     for _ in range(min(n, room) - 1):
@@ -599,7 +600,8 @@ def random_table(seed: int, tier: str | TierSettings = "standard", *, frame: int
             _add_pile(placer, rng, int(rng.integers(4, 7)), remaining(), size, army, new_id)
     if s.rows[1] > 0:   # drawn only where a tier has rows: the other tiers' tables stay as they were
         for _ in range(int(rng.integers(s.rows[0], s.rows[1] + 1))):
-            _add_row(placer, rng, int(rng.integers(3, 11)), remaining(), size(), army(), new_id)
+            _add_row(placer, rng, int(rng.integers(s.row_disks[0], s.row_disks[1] + 1)), remaining(), size(), army(),
+                     new_id, s.heap_share)
     for _ in range(int(rng.integers(s.touching[0], s.touching[1] + 1))):
         if remaining() < 2:
             break

@@ -37,15 +37,21 @@ class TierSettings:
     light_gradient: Range = (0.05, 0.12)  # brightness change across the table
     vignette: Range = (0.05, 0.15)  # brightness loss in the frame corners
     piles: IntRange = (0, 0)  # melee piles: 4-6 disks each lying across one or more of the pile's earlier ones
-    rows: IntRange = (0, 0)   # lines and heaps of 3-10 disks of one size and army, each touching or nearly touching
-                              # the one before (chips set out, a unit drawn up)
+    rows: IntRange = (0, 0)   # lines and heaps of `row_disks` disks of one size and army, each touching or nearly
+                              # touching the one before (chips set out, a unit drawn up)
+    row_disks: IntRange = (3, 10)
+    heap_share: float = 0.5   # the share of rows laid as a heap (packed round itself) rather than a line
 
     def __post_init__(self) -> None:
-        for name in ("disks", "stacks", "overlaps", "touching", "tokens", "terrain", "piles", "rows",
+        for name in ("disks", "stacks", "overlaps", "touching", "tokens", "terrain", "piles", "rows", "row_disks",
                      "defocus_sigma_px", "motion_blur_px", "noise_sigma", "jpeg_quality", "light_gradient", "vignette"):
             _check_range(f"{self.name}.{name}", getattr(self, name))
         if not 0.0 <= self.hand_probability <= 1.0:
             raise ValueError("hand_probability must be within 0..1")
+        if not 0.0 <= self.heap_share <= 1.0:
+            raise ValueError("heap_share must be within 0..1")
+        if self.row_disks[0] < 2:
+            raise ValueError(f"{self.name}.row_disks: a row has 2 disks or more, got {self.row_disks}")
         if self.disk_thickness_mm < 0 or self.token_thickness_mm < 0:
             raise ValueError("thicknesses must be >= 0")
 

@@ -70,7 +70,8 @@ TRAINING_FAMILIES: tuple[str, ...] = tuple(n for n, f in FAMILIES.items() if not
 HELD_OUT_FAMILIES: tuple[str, ...] = ("heraldic-wide-felt", "paint-thin-patterned", "heraldic-none-patterned")
 
 
-TIERS = ("standard", "hard", "piled", "alike")
+TIERS = ("standard", "hard", "piled", "alike", "heaped")
+ALIKE_TIERS = ("alike", "heaped")   # tiers whose disks are printed alike (the classic look has none of them)
 
 
 def _world_tier(rng: np.random.Generator, hard: bool, piled: bool = False) -> TierSettings:
@@ -134,7 +135,9 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
     """A table of `family` and its camera, deterministic per arguments: a seed is a room (camera, cloth, light,
     disk sizes and prints), `frame` another arrangement of the disks in it. `tier` "hard": blur, dark rooms,
     borders darker and near the cloth's colour, steep tilt, hands, more disks; "piled": the standard room with
-    melee piles (`vision.synth.tiers`), its tables not those of "standard". `diameters_mm`: the same room with
+    melee piles (`vision.synth.tiers`), its tables not those of "standard"; "alike": the standard room, each army's
+    disks of one size printed alike, 2-4 lines or heaps of 3-10 of them; "heaped": the same prints in one or two
+    heaps of 12-24 (a bag of chips poured out). `diameters_mm`: the same room with
     disks of these sizes instead of its own (the eye on sizes no training run drew). `table`: this table (its
     disks, tokens and hands as they lie, e.g. one moment of a clip) dressed in the room instead of one drawn for it:
     the same seed, family and `frame` dress every moment of a clip alike."""
@@ -151,6 +154,9 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
     settings = _world_tier(room, hard, piled=tier == "piled")
     if tier == "alike":   # the standard room; its tables: more disks, in lines and heaps (chips set out)
         settings = replace(settings, name="world-alike", disks=(20, 34), rows=(2, 4))
+    if tier == "heaped":  # the standard room; its tables: one or two heaps of 12-24 disks (a bag of chips poured out)
+        settings = replace(settings, name="world-heaped", disks=(24, 40), rows=(1, 2), row_disks=(12, 24),
+                           heap_share=1.0)
     diam = room_diameters(room)     # drawn either way: the rest of the room stays the same
     if diameters_mm is not None:
         diam = tuple(float(v) for v in diameters_mm)
@@ -168,7 +174,7 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
     moment = np.random.default_rng([int(seed), int(frame), 0xFACE])
     disks = tuple(replace(d, art=replace(d.art, style=_face(fam, border_of[d.player], moment)))
                   for d in setup.disks)
-    if tier == "alike":   # a set of chips, a unit's disks: each army's disks of one size printed alike
+    if tier in ALIKE_TIERS:   # a set of chips, a unit's disks: each army's disks of one size printed alike
         first: dict = {}
         disks = tuple(replace(d, art=replace(d.art, style=first.setdefault((d.player, d.size), d.art.style)))
                       for d in disks)
