@@ -86,7 +86,10 @@ def _band_index(nc: int, S: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows and columns of a banded (nc + S - 1, S) matrix whose column s holds a profile of nc entries at rows
     s..s + nc - 1, in the order np.repeat(profile, S) lists them."""
     n, s = np.meshgrid(np.arange(nc), np.arange(S), indexing="ij")
-    return (s + n).reshape(-1), s.reshape(-1)
+    rows, cols = (s + n).reshape(-1), s.reshape(-1)
+    for a in (rows, cols):    # cached: shared by every call
+        a.setflags(write=False)
+    return rows, cols
 
 
 def align_centres(img: np.ndarray, cx: np.ndarray, cy: np.ndarray, r: np.ndarray, usable: np.ndarray,

@@ -483,7 +483,7 @@ def _add_pile(placer: _Placer, rng: np.random.Generator, n: int, room: int, size
 
 
 def _add_row(placer: _Placer, rng: np.random.Generator, n: int, room: int, size: str, player: Army, new_id,
-             heap_share: float = 0.5) -> None:
+             heap_share: float) -> None:
     """A line or (`heap_share` of the time) a heap of up to `n` disks (at most `room`) of one `size` and `player`,
     each 0-4 mm from one laid before: a line goes on from its last disk, bending a little; a heap from any of its
     disks, so it packs. A disk that finds no place in 40 tries ends the group."""
