@@ -6,6 +6,7 @@
                                             [--model NET.onnx --verdict VERDICT.json]
                                             [--judge JUDGE.onnx] [--nest-judge NEST.onnx]
                                             [--nest-probability P|off] [--nest-search N]
+                                            [--lone-judge LONE.onnx] [--lone-probability P|off]
                                             [--tier standard|piled|hard|alike|heaped] [--camera-scale N]
                                             [--network-px-per-mm S]
 
@@ -19,7 +20,8 @@ so a setting's choice can be rerun (the verdict stays the shipped one unless `--
 and `--verdict` run a retrained network (and the verdict learned on its maps) instead of the shipped ones, `--judge`
 a retrained pair judge, `--nest-judge` a retrained nest judge; `--nest-probability` overrides
 `DetectorConfig.nest_probability` (`off`: the nest judge is not asked); `--nest-search` overrides
-`DetectorConfig.nest_search` (0: the judge is asked about suspicions only). `--tier piled` plays tables with melee
+`DetectorConfig.nest_search` (0: the judge is asked about suspicions only); `--lone-judge` a retrained lone judge,
+`--lone-probability` overrides `DetectorConfig.lone_probability` (`off`: the lone judge is not asked). `--tier piled` plays tables with melee
 piles instead, `--tier hard` the hard tier's tables (`vision.synth.tiers`), `--tier alike` tables whose disks of
 one army and size are printed alike (chips of a set; the classic look has none), `--tier heaped` the same prints in
 one or two heaps of 12-24 (a bag of chips poured out). `--camera-scale N` sees the same rooms with N times the
@@ -87,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nest-judge", default=None, help="a nest judge of one's own (default: the shipped one)")
     p.add_argument("--nest-probability", default=None, help="DetectorConfig.nest_probability, or off")
     p.add_argument("--nest-search", type=int, default=None, help="DetectorConfig.nest_search")
+    p.add_argument("--lone-judge", default=None, help="a lone judge of one's own (default: the shipped one)")
+    p.add_argument("--lone-probability", default=None, help="DetectorConfig.lone_probability, or off")
     p.add_argument("--tier", default="standard", choices=["standard", "piled", "hard", "alike", "heaped"],
                    help="the tables: standard, piled (melee piles), hard (`vision.synth.tiers`), alike (disks "
                         "printed alike, the randomized world's families only: `vision.synth.world`) or heaped (the "
@@ -95,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="see the rooms with N times the camera's pixels a side (`SynthCamera.sharper`)")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
-    for name in ("model", "verdict", "judge", "nest_judge"):
+    for name in ("model", "verdict", "judge", "nest_judge", "lone_judge"):
         path = getattr(args, name)
         if path is not None and not Path(path).is_file():
             print(f"tune_eye: --{name.replace('_', '-')} {path}: no such file", file=sys.stderr)
@@ -106,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     from vision.synth.truth import truth_calibration
 
     try:   # the settings' own checks: a value out of range is one line
-        config = replace(DEFAULT_CONFIG, model_path=args.model, verdict_path=args.verdict, nest_model=args.nest_judge)
+        config = replace(DEFAULT_CONFIG, model_path=args.model, verdict_path=args.verdict, nest_model=args.nest_judge,
+                         lone_model=args.lone_judge)
+        if args.lone_probability is not None:
+            config = replace(config, lone_probability=None if args.lone_probability == "off"
+                             else float(args.lone_probability))
         if args.nest_probability is not None:
             config = replace(config, nest_probability=None if args.nest_probability == "off"
                              else float(args.nest_probability))

@@ -112,36 +112,62 @@ def ring_votes(img: np.ndarray, radii: Sequence[float]) -> list[np.ndarray]:
                      flags=cv2.DFT_REAL_OUTPUT | cv2.DFT_SCALE)[:h, :w] for r in radii]
 
 
-def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float, max_per_size: int,
-                    seeds: Sequence[Seed] = (), seed_map_xy: np.ndarray | None = None, min_face: float = 0.0
-                    ) -> Candidates:
-    """Candidates for each size class (radius in rim-map px; classes of one radius once). `seed_map_xy`: the
-    seeds' centres in map px.
-    `min_face`: circles whose inside is less a face than this are none (a disk's inside always is some disk's
-    face); seeds are kept whatever their inside shows."""
+@dataclass(frozen=True, eq=False)
+class Peaks:
+    """Every local maximum of the ring votes of each size class (rim-map px), with its vote and how much a face
+    its inside is (the face map's mean over 80 % of the radius): what `find_candidates` chooses from."""
+
+    u: np.ndarray
+    v: np.ndarray
+    size_index: np.ndarray
+    vote: np.ndarray     # float32, as the votes were read
+    face: np.ndarray
+
+
+def ring_peaks(maps: FaceMaps, radii_map: Sequence[float], vote_min: float) -> Peaks:
+    """The ring votes' local maxima of at least `vote_min` for each size class (radius in rim-map px; classes of
+    one radius once), read at half the map's resolution."""
     half = cv2.resize(maps.rim, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-    us, vs, ks, votes = [], [], [], []
+    us, vs, ks, votes, faces = [], [], [], [], []
     # size classes of one radius (chips all of one size) are looked for once, as the first of them
     classes = [k for k, r in enumerate(radii_map) if r not in radii_map[:k]]
     for k, acc in zip(classes, ring_votes(half, [radii_map[k] / 2.0 for k in classes])):
         r = radii_map[k]
         w = max(3, int(round(r * 0.35)) | 1)
-        peaks = (acc >= cv2.dilate(acc, np.ones((w, w), np.uint8))) & (acc >= vote_min)
-        py, px = np.nonzero(peaks)
-        if min_face > 0 and len(px):
-            cu, cv = (px + 0.5) * 2.0 - 0.5, (py + 0.5) * 2.0 - 0.5
-            fx, fy = inside_points(cu[:, None], cv[:, None], np.full((len(px), 1), 0.8 * r))
-            keep = sample(maps.face, fx, fy).mean(1) >= min_face
-            py, px = py[keep], px[keep]
-        if len(px) > max_per_size:
-            best = np.argsort(-acc[py, px])[:max_per_size]
-            py, px = py[best], px[best]
+        py, px = np.nonzero((acc >= cv2.dilate(acc, np.ones((w, w), np.uint8))) & (acc >= vote_min))
         # half-map px -> map px (pixel centres)
-        us.append((px + 0.5) * 2.0 - 0.5)
-        vs.append((py + 0.5) * 2.0 - 0.5)
+        cu, cv = (px + 0.5) * 2.0 - 0.5, (py + 0.5) * 2.0 - 0.5
+        fx, fy = inside_points(cu[:, None], cv[:, None], np.full((len(px), 1), 0.8 * r))
+        us.append(cu)
+        vs.append(cv)
         ks.append(np.full(len(px), k))
         votes.append(acc[py, px])
-    seed_list: list[Seed | None] = [None] * sum(len(u) for u in us)
+        faces.append(sample(maps.face, fx, fy).mean(1) if len(px) else np.zeros(0))
+    return Peaks(*(np.concatenate(a).astype(t) for a, t in ((us, np.float64), (vs, np.float64), (ks, int),
+                                                           (votes, np.float32), (faces, np.float64))))
+
+
+def find_candidates(maps: FaceMaps, radii_map: Sequence[float], vote_min: float, max_per_size: int,
+                    seeds: Sequence[Seed] = (), seed_map_xy: np.ndarray | None = None, min_face: float = 0.0,
+                    faceless: bool = False, peaks: Peaks | None = None) -> Candidates:
+    """Candidates for each size class (radius in rim-map px; classes of one radius once): the ring votes' peaks
+    (`ring_peaks`; `peaks` when they are already read, at `vote_min` or less), the `max_per_size` highest of each
+    size. `seed_map_xy`: the seeds' centres in map px.
+    `min_face`: circles whose inside is less a face than this are none (a disk's inside always is some disk's
+    face); seeds are kept whatever their inside shows. `faceless`: the other way round, only the circles whose
+    inside is less a face than `min_face` (where the lone judge looks: `vision.lonejudge`)."""
+    if peaks is None:
+        peaks = ring_peaks(maps, radii_map, vote_min)
+    chosen = (peaks.vote >= vote_min) & ((peaks.face >= min_face) != faceless if min_face > 0 else not faceless)
+    keep = []
+    for k in np.unique(peaks.size_index):
+        idx = np.flatnonzero(chosen & (peaks.size_index == k))
+        if len(idx) > max_per_size:
+            idx = idx[np.argsort(-peaks.vote[idx])[:max_per_size]]
+        keep.append(idx)
+    idx = np.concatenate(keep) if keep else np.zeros(0, int)
+    us, vs, ks, votes = [peaks.u[idx]], [peaks.v[idx]], [peaks.size_index[idx]], [peaks.vote[idx]]
+    seed_list: list[Seed | None] = [None] * len(idx)
     if seeds:
         xy = np.asarray(seed_map_xy, np.float64).reshape(-1, 2)
         us.append(xy[:, 0])

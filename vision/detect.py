@@ -32,7 +32,8 @@ from tablesight.scene import SIZE_CLASSES, Disk, Scene
 from vision.candidates import Seed
 from vision.facemap import STRIDE, TRAINED_DIAMETERS_MM, FaceMaps, face_maps
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
-from vision.locate import locate_in_maps
+from vision.locate import lone_circles, locate_in_maps, peaks_of
+from vision.lonejudge import confirmed_lone
 from vision.nestjudge import confirmed_nests
 from vision.refine import align_centres, rays_over_lower
 from vision.ruler import RulerStrip, find_ruler
@@ -155,8 +156,11 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0, se
     net = network_px_per_mm(sizes, config.network_px_per_mm)
     maps = maps_of(rect, px_per_mm_, config, net)
     radii = [sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES]
-    fits = locate_in_maps(maps, rect, radii, map_scale(px_per_mm_, net), net / STRIDE, seeds, config,
-                          battlefield_px, where)
+    scale = map_scale(px_per_mm_, net)
+    peaks = peaks_of(maps, radii, scale, config)
+    fits = locate_in_maps(maps, rect, radii, scale, net / STRIDE, seeds, config, battlefield_px, where, peaks=peaks)
+    fits = confirmed_lone(rect, fits, lone_circles(maps, rect, fits, radii, scale, net / STRIDE, config,
+                                                   battlefield_px, where, peaks=peaks), px_per_mm_, config)
     return confirmed_nests(rect, fits, px_per_mm_, config), maps
 
 
@@ -333,10 +337,14 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
     radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
     where = None if ruler is None or net == 1.0 else _off_the_ruler(calibration, ruler)
     detection: Detection | None = None
+    scale = map_scale(ppm, net)
+    peaks = peaks_of(maps, radii, scale, config)       # the seeds change from pass to pass, the maps do not
     for _ in range(passes):
         seeds_of = previous if detection is None else detection.scene
-        fits = locate_in_maps(maps, rect, radii, map_scale(ppm, net), net / STRIDE,
-                              seeds_from(seeds_of, calibration, sizes), config, battlefield_px(calibration), where)
+        fits = locate_in_maps(maps, rect, radii, scale, net / STRIDE, seeds_from(seeds_of, calibration, sizes),
+                              config, battlefield_px(calibration), where, peaks=peaks)
+        fits = confirmed_lone(rect, fits, lone_circles(maps, rect, fits, radii, scale, net / STRIDE, config,
+                                                       battlefield_px(calibration), where, peaks=peaks), ppm, config)
         fits = confirmed_nests(rect, fits, ppm, config)
         detection = finish_detection(maps, fits, rect, calibration, sizes, seeds_of, config)
     assert detection is not None

@@ -42,9 +42,10 @@ from vision.synth.facemaps import FaceTruth
 # ---------------------------------------------------------------------------------------------------------------
 # Data
 
-TRAINING_TIERS = ("standard", "piled", "alike")   # a job's tables: the standard ones (the classic look's every
-                                                  # fourth hard), those with melee piles, or those whose disks are
-                                                  # printed alike in lines and heaps (the world's families only)
+TRAINING_TIERS = ("standard", "piled", "alike", "heaped")   # a job's tables: the standard ones (the classic look's
+                                                  # every fourth hard), those with melee piles, or those whose disks
+                                                  # are printed alike in lines and heaps, or poured out in heaps (the
+                                                  # world's families only)
 
 
 def _classic(seed: int, frame: int, tier: str):
@@ -63,7 +64,7 @@ def table_for(family: str, seed: int, frame: int, tier: str = "standard"):
     if tier not in TRAINING_TIERS:
         raise ValueError(f"unknown training tier {tier!r} (known: {', '.join(TRAINING_TIERS)})")
     if family == "classic":   # the classic look prints every disk its own way: its "alike" tables are standard
-        return _classic(seed, frame, "standard" if tier == "alike" else tier)
+        return _classic(seed, frame, "standard" if tier in ("alike", "heaped") else tier)
     from vision.synth.world import world_table
 
     return world_table(seed, family, frame=frame, tier=tier)

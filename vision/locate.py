@@ -17,9 +17,9 @@ import numpy as np
 
 from tablesight.scene import SIZE_CLASSES
 from vision.accept import Accepted, JudgementLog, accept, outline_against
-from vision.candidates import Seed, find_candidates, ring_votes
+from vision.candidates import Peaks, Seed, find_candidates, ring_peaks, ring_votes
 from vision.facemap import FaceMaps
-from vision.fit import (DEFAULT_CONFIG, DetectorConfig, DiskFit, NestPlace, RimReading, SuspectedDisk,
+from vision.fit import (DEFAULT_CONFIG, DetectorConfig, DiskFit, LoneCircle, NestPlace, RimReading, SuspectedDisk,
                        first_reading, fit_circles, ray_angles, read_rims)
 from vision.refine import DEFAULT_ALIGN, align_centres, masked_median
 from vision.verdict import CircleEvidence
@@ -196,19 +196,19 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
                    seeds: Sequence[Seed] = (), cfg: DetectorConfig = DEFAULT_CONFIG,
                    battlefield_px: tuple[float, float, float, float] | None = None,
                    where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
-                   verdict: Callable[[CircleEvidence], float] | None = None, log: JudgementLog | None = None
-                   ) -> list[DiskFit]:
+                   verdict: Callable[[CircleEvidence], float] | None = None, log: JudgementLog | None = None,
+                   peaks: Peaks | None = None) -> list[DiskFit]:
     """Disks of one rectified image (`rect`, BGR) from its maps. `radii_px`: the size classes' radii in rectified
     px; `scale`: rectified px per map px; `mm`: map px per mm. `seeds`: the previous scene's disks (rectified px).
     `battlefield_px` (x0, y0, x1, y1): a disk's centre may lie off the battlefield on one side (hanging over an
     edge), never beyond two (the marker tiles' corners). `where(x, y, r)` (rectified px): the part of the image
     wanted; seeds elsewhere are context (they explain and cover their neighbours) and are not returned.
-    `verdict` and `log`: see `accept`."""
+    `verdict` and `log`: see `accept`. `peaks`: the maps' `peaks_of`, when already read."""
     radii_map = [r / scale for r in radii_px]
     seed_xy = np.array([[(s.cx + 0.5) / scale - 0.5, (s.cy + 0.5) / scale - 0.5] for s in seeds]).reshape(-1, 2)
     # a candidate's centre may be a couple of mm off: its inside is judged on 80 % of the radius, more leniently
     cand = find_candidates(maps, radii_map, cfg.vote_min, cfg.max_candidates_per_size, seeds, seed_xy,
-                           0.8 * cfg.min_face)
+                           0.8 * cfg.min_face, peaks=peaks)
     if len(cand) == 0:
         return []
     r_class = np.array([radii_map[k] for k in cand.size_index], np.float64)
@@ -289,3 +289,82 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
                             seed_id=None if seed is None else seed.id, seed_z=None if seed is None else seed.z,
                             rim_r_px=a.r * scale, suspect=suspect, nest_places=nest_places))
     return fits
+
+
+def peaks_of(maps: FaceMaps, radii_px: Sequence[float], scale: float, cfg: DetectorConfig = DEFAULT_CONFIG
+             ) -> Peaks:
+    """The ring votes' peaks `locate_in_maps` and `lone_circles` choose their circles from (read once for both)."""
+    return ring_peaks(maps, [r / scale for r in radii_px], cfg.vote_min)
+
+
+def lone_circles(maps: FaceMaps, rect: np.ndarray, fits: Sequence[DiskFit], radii_px: Sequence[float], scale: float,
+                 mm: float, cfg: DetectorConfig = DEFAULT_CONFIG,
+                 battlefield_px: tuple[float, float, float, float] | None = None,
+                 where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                 min_shown: float | None = None, peaks: Peaks | None = None) -> list[LoneCircle]:
+    """Circles of the calibrated radii whose inside the face map does not read as a face (`find_candidates`'
+    `faceless`) but whose fitted outline the rim map shows on at least `min_shown` of its rays (default
+    `cfg.lone_rim`), overlapping no disk of `fits` (beyond the outline's tolerance) nor each other (the most
+    shown first), centres aligned on the image: where the lone judge looks (`vision.lonejudge`). A field of chips
+    printed alike reads to the network as a cloth's pattern, faces and all, while their outlines still show
+    (`benchmarks/results/misses.md`); so does a cloth printed with round spots, which the judge tells apart at
+    full resolution (a chip's cut edge, side wall and shadow). Arguments as `locate_in_maps`'; [] when the judge
+    is not asked (`cfg.lone_probability`) and no `min_shown` is given."""
+    level = cfg.lone_rim if min_shown is None else min_shown
+    if cfg.lone_probability is None and min_shown is None:
+        return []
+    radii_map = [r / scale for r in radii_px]
+    cand = find_candidates(maps, radii_map, max(cfg.vote_min, 0.5 * level), cfg.max_candidates_per_size,
+                           min_face=0.8 * cfg.min_face, faceless=True, peaks=peaks)
+    if len(cand) == 0:
+        return []
+    r_class = np.array([radii_map[k] for k in cand.size_index], np.float64)
+    keep = np.ones(len(cand), bool)
+    if battlefield_px is not None:
+        x0, y0, x1, y1 = battlefield_px
+        x, y = _to_rect(cand.u, scale), _to_rect(cand.v, scale)
+        keep &= ((x < x0).astype(int) + (x > x1) + (y < y0) + (y > y1)) <= 1
+    slack = cfg.rim_tolerance_mm * mm
+    placed = [((f.cx + 0.5) / scale - 0.5, (f.cy + 0.5) / scale - 0.5, f.r_px / scale) for f in fits]
+    if placed:
+        # most such peaks are rings in an accepted disk's art or the gaps round it: a circle overlapping a disk by
+        # more than the fit moves it in one pass (its profiles' reach) is not fitted at all (on the 52 tuning
+        # frames tried, the same circles asked about as when every one was fitted)
+        p = np.array(placed)
+        reach = cfg.profile_reach_mm * mm
+        d = np.hypot(cand.u[:, None] - p[None, :, 0], cand.v[:, None] - p[None, :, 1])
+        keep &= ~(d < r_class[:, None] + p[None, :, 2] - slack - reach).any(1)
+    if not keep.any():
+        return []
+    # the coarse look of `locate_in_maps` first: every fourth of the fit's rays, half the share wanted
+    idx = np.flatnonzero(keep)
+    angles = ray_angles(cfg.rays)[::max(1, cfg.rays // 24)]
+    coarse = read_rims(maps.rim, cand.u[idx], cand.v[idx], r_class[idx], angles, cfg.profile_reach_mm * mm).peak
+    idx = idx[(coarse >= cfg.rim_level).mean(1) >= 0.5 * level]
+    if not idx.size:
+        return []
+    reading = fit_circles(maps.rim, cand.u[idx], cand.v[idx], r_class[idx], cfg, mm)
+    shown = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= cfg.rim_tolerance_mm * mm)
+    share = shown.mean(1)
+    ok = share >= level
+    if where is not None:
+        ok &= np.asarray(where(_to_rect(reading.u, scale), _to_rect(reading.v, scale), reading.r * scale), bool)
+    picked: list[int] = []
+    for i in np.argsort(-share, kind="stable"):
+        if not ok[i]:
+            continue
+        u, v, r = float(reading.u[i]), float(reading.v[i]), float(r_class[idx[i]])
+        if any(math.hypot(u - pu, v - pv) < r + pr - slack for pu, pv, pr in placed):
+            continue
+        placed.append((u, v, r))
+        picked.append(int(i))
+    if not picked:
+        return []
+    p = np.array(picked)
+    rc = r_class[idx[p]]
+    cx, cy = _to_rect(reading.u[p], scale), _to_rect(reading.v[p], scale)
+    if cfg.align:
+        cx, cy = align_centres(rect, cx, cy, rc * scale, shown[p])
+    return [LoneCircle(cx=float(x), cy=float(y), r_px=float(r * scale),
+                       size=SIZE_CLASSES[int(np.argmin([abs(q - r) for q in radii_map]))], rim_shown=float(share[i]))
+            for x, y, r, i in zip(cx, cy, rc, p)]

@@ -54,7 +54,7 @@ class NestExample:
     probability: float
 
 
-def _crop(rect: np.ndarray, a: Circle, b: Circle, **kw) -> NestExample | None:
+def crop_example(rect: np.ndarray, a: Circle, b: Circle, **kw) -> NestExample | None:
     """The example with a crop round A reaching the patch and some jitter beyond it (None: off the image)."""
     half = int(math.ceil((PATCH / 2.0) / patch_scale(a) * math.sqrt(2.0) + 4))
     x0, y0 = int(round(a.x)) - half, int(round(a.y)) - half
@@ -144,7 +144,7 @@ def frame_examples(job: tuple[str, int, int]) -> list[NestExample]:
             low = lower_of[k]
             if vis[t] < MIN_VISIBLE or low < 0 or top[t] <= top[low]:
                 continue                                     # hidden, or not known to lie on that disk
-        e = _crop(rect, Circle(x, y, r), Circle(*acc[k]), disk=bool(same.size), judged=True, probability=p)
+        e = crop_example(rect, Circle(x, y, r), Circle(*acc[k]), disk=bool(same.size), judged=True, probability=p)
         if e is not None:
             out.append(e)
     # the places within accepted disks the judge is asked about besides the suspicions (`DetectorConfig.nest_search`):
@@ -161,7 +161,7 @@ def frame_examples(job: tuple[str, int, int]) -> list[NestExample]:
                     continue
             elif rng.random() >= PLACE_RING_SHARE:
                 continue
-            e = _crop(rect, Circle(s.cx, s.cy, s.r_px), Circle(*acc[k]), disk=bool(same.size), judged=True,
+            e = crop_example(rect, Circle(s.cx, s.cy, s.r_px), Circle(*acc[k]), disk=bool(same.size), judged=True,
                       probability=float("nan"))
             if e is not None:
                 out.append(e)
@@ -177,14 +177,15 @@ def frame_examples(job: tuple[str, int, int]) -> list[NestExample]:
                           seen[t, 1] + tr[t] * np.sin(ang) - seen[low, 1]) < tr[low]
             if on.mean() < WITHIN_SHARE:
                 continue
-            e = _crop(rect, Circle(float(seen[t, 0]), float(seen[t, 1]), float(tr[t])), Circle(*acc[k]),
+            e = crop_example(rect, Circle(float(seen[t, 0]), float(seen[t, 1]), float(tr[t])), Circle(*acc[k]),
                       disk=True, judged=False, probability=float("nan"))
             if e is not None:
                 out.append(e)
     return out
 
 
-def examples_of(jobs: list[tuple[str, int, int]], workers: int) -> list[NestExample]:
+def examples_of(jobs: list, workers: int, of=frame_examples) -> list[NestExample]:
+    """The examples of every job, `of(job)` each, rendered in `workers` processes."""
     # the eye's modules are imported before the workers fork: every pool runs the code as it was at the start
     import importlib
 
@@ -194,7 +195,7 @@ def examples_of(jobs: list[tuple[str, int, int]], workers: int) -> list[NestExam
     t0 = time.time()
     out: list[NestExample] = []
     with mp.get_context("fork").Pool(workers) as pool:
-        for k, got in enumerate(pool.imap(frame_examples, jobs, chunksize=2)):
+        for k, got in enumerate(pool.imap(of, jobs, chunksize=2)):
             out += got
             if (k + 1) % 100 == 0:
                 print(f"  {k + 1}/{len(jobs)} frames, {len(out)} examples ({time.time() - t0:.0f} s)", flush=True)
