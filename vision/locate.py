@@ -35,6 +35,17 @@ def _to_rect(a, scale: float) -> np.ndarray:
     return (np.asarray(a) + 0.5) * scale - 0.5
 
 
+def _on_battlefield(u: np.ndarray, v: np.ndarray, scale: float,
+                    battlefield_px: tuple[float, float, float, float] | None) -> np.ndarray:
+    """Whether each centre (map px) may be a disk's: off the battlefield (x0, y0, x1, y1; rectified px) on one side
+    at most (a disk hanging over an edge), never beyond two (the marker tiles' corners)."""
+    if battlefield_px is None:
+        return np.ones(len(u), bool)
+    x0, y0, x1, y1 = battlefield_px
+    x, y = _to_rect(u, scale), _to_rect(v, scale)
+    return ((x < x0).astype(int) + (x > x1) + (y < y0) + (y > y1)) <= 1
+
+
 def confidence(rim_fraction: float, open_consistency: float, face: float) -> float:
     """0..1 for a disk of the previous scene: how much of the outline is seen, how well the open outline shows,
     and a face inside (a new disk's confidence is the verdict's probability)."""
@@ -212,12 +223,7 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
     if len(cand) == 0:
         return []
     r_class = np.array([radii_map[k] for k in cand.size_index], np.float64)
-    allowed = np.ones(len(cand), bool)
-    if battlefield_px is not None:
-        x0, y0, x1, y1 = battlefield_px
-        x, y = _to_rect(cand.u, scale), _to_rect(cand.v, scale)
-        off = (x < x0).astype(int) + (x > x1) + (y < y0) + (y > y1)
-        allowed &= off <= 1
+    allowed = _on_battlefield(cand.u, cand.v, scale, battlefield_px)
     # a coarse look first: circles off the battlefield, or with next to no outline anywhere near, are not fitted.
     # Its 24 rays are among the fit's (every fourth of the default 96): then the fit's first reading is made for all
     # candidates and the coarse look is its columns, the same samples read once (on whole frames next to no
@@ -319,11 +325,7 @@ def lone_circles(maps: FaceMaps, rect: np.ndarray, fits: Sequence[DiskFit], radi
     if len(cand) == 0:
         return []
     r_class = np.array([radii_map[k] for k in cand.size_index], np.float64)
-    keep = np.ones(len(cand), bool)
-    if battlefield_px is not None:
-        x0, y0, x1, y1 = battlefield_px
-        x, y = _to_rect(cand.u, scale), _to_rect(cand.v, scale)
-        keep &= ((x < x0).astype(int) + (x > x1) + (y < y0) + (y > y1)) <= 1
+    keep = _on_battlefield(cand.u, cand.v, scale, battlefield_px)
     slack = cfg.rim_tolerance_mm * mm
     placed = [((f.cx + 0.5) / scale - 0.5, (f.cy + 0.5) / scale - 0.5, f.r_px / scale) for f in fits]
     if placed:

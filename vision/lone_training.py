@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.nest_training import (MATCH_SHARE, MIN_VISIBLE, NestExample, crop_example, examples_of, export_onnx,
-                                  jobs_of, scores, train)
+from vision.nest_training import (MATCH_SHARE, MIN_VISIBLE, NestExample, crop_example, examples_of, jobs_of,
+                                  train_and_write, training_frame)
 from vision.pairjudge import Circle
 
 TRAIN_SHOWN = 0.3        # the lone circles learned from show at least this share of their outline
@@ -38,49 +38,24 @@ TIER_TURNS = ("standard", "heaped", "alike", "standard", "piled", "heaped")
 
 def frame_examples(job: tuple[str, int, int, str]) -> list[NestExample]:
     """The examples of one frame (module docstring)."""
-    from dataclasses import replace
-
     from tablesight.scene import SIZE_CLASSES
-    from vision.detect import STRIDE, battlefield_px, map_scale, maps_of, network_px_per_mm, px_per_mm, \
-        rectified_frame, sizes_for, table_to_rect
-    from vision.facemap_training import table_for
+    from vision.detect import STRIDE, battlefield_px, maps_of
     from vision.fit import DEFAULT_CONFIG
     from vision.locate import locate_in_maps, lone_circles
-    from vision.parallax import camera_position
-    from vision.synth.render import render_frame
-    from vision.synth.truth import truth_calibration
 
     family, seed, frame_no, tier = job
-    setup, camera = table_for(family, seed, frame_no, tier)
-    frame = render_frame(setup, camera)
-    cal = truth_calibration(camera, setup.diameters_mm)
-    ppm = px_per_mm(cal)
-    if abs(ppm - 1.0) > 1e-6:
-        raise ValueError("training frames are rectified at 1 px/mm")
-    sizes = sizes_for(cal, setup.diameters_mm)
-    net = network_px_per_mm(sizes)
-    if abs(net - 1.0) > 1e-6:
-        return []           # a room whose disks the network reads at another scale: not this judge's lesson
-    rect = rectified_frame(frame.image, cal)
-    scale = map_scale(ppm, net)
-    cam = camera_position(cal)
-    truth = [d for d in setup.disks if d.id not in setup.held and d.tilt_squash >= 0.999]
-    if cam is None or not truth:
+    tf = training_frame(family, seed, frame_no, tier)
+    if tf is None:
         return []
-    vis_of = {d.id: float(d.extra.get("visible_fraction", 1.0)) for d in frame.scene.disks}
-    top = np.array([d.top_height_mm + d.lift_mm for d in truth])
-    xy = np.array([[d.x_mm, d.y_mm] for d in truth])
-    c = np.array([cam.x_mm, cam.y_mm])
-    seen = table_to_rect(cal, c + (xy - c) * (cam.height_mm / (cam.height_mm - top))[:, None])   # top faces
-    tr = np.array([d.radius_mm for d in truth])
-    vis = np.array([vis_of.get(d.id, 1.0) for d in truth])
-
+    rect, cal, sizes, scale, net, seen, tr, vis = (tf.rect, tf.calibration, tf.sizes, tf.scale, tf.net, tf.seen,
+                                                  tf.radius, tf.visible)
+    ppm = 1.0
     cfg = DEFAULT_CONFIG
     maps = maps_of(rect, ppm, cfg, net)
     radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
     bf = battlefield_px(cal)
     fits = locate_in_maps(maps, rect, radii, scale, net / STRIDE, (), cfg, bf)
-    lone = lone_circles(maps, rect, fits, radii, scale, net / STRIDE, replace(cfg, lone_probability=1.0), bf,
+    lone = lone_circles(maps, rect, fits, radii, scale, net / STRIDE, cfg, bf,
                         min_shown=TRAIN_SHOWN)
     out: list[NestExample] = []
     for s in lone:
@@ -95,7 +70,7 @@ def frame_examples(job: tuple[str, int, int, str]) -> list[NestExample]:
     # true disks the eye missed, in the open, at their true places
     slack = cfg.rim_tolerance_mm
     acc = np.array([(f.cx, f.cy, f.r_px) for f in fits]).reshape(-1, 3)
-    for t in range(len(truth)):
+    for t in range(len(tr)):
         if vis[t] < MISSED_VISIBLE:
             continue
         d = np.hypot(acc[:, 0] - seen[t, 0], acc[:, 1] - seen[t, 1])
@@ -162,20 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     examples = gathered("training", args.frames, WORLD_VERDICT_SEEDS)
     examples += gathered("scatter", args.scatter_frames, WORLD_VERDICT_SEEDS, scatter, 2)
     valid = gathered("validation", args.valid_frames, WORLD_TUNING_SEEDS)
-    n_disk = sum(e.disk for e in examples)
-    print(f"{len(examples)} training examples ({n_disk} disks, {sum(e.judged and e.disk for e in examples)} of them "
-          f"lone circles the eye found), {len(valid)} validation; training {args.steps} steps of {args.batch} ...",
-          flush=True)
-    if n_disk == 0 or n_disk == len(examples):
-        print("lone_training: the frames gave examples of one kind only", file=sys.stderr)
-        return 1
-    import torch
-
-    torch.set_num_threads(max(1, args.workers))
-    net = train(examples, valid, args.steps, args.batch, args.seed)
-    export_onnx(net, Path(args.out))
-    print(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KiB); validation {scores(net, valid)}")
-    return 0
+    return train_and_write("lone_training", "lone circles the eye found", examples, valid, args)
 
 
 if __name__ == "__main__":

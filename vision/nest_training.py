@@ -65,20 +65,34 @@ def crop_example(rect: np.ndarray, a: Circle, b: Circle, **kw) -> NestExample | 
     return NestExample(crop, Circle(a.x - x0, a.y - y0, a.r), Circle(b.x - x0, b.y - y0, b.r), **kw)
 
 
-def frame_examples(job: tuple[str, int, int]) -> list[NestExample]:
-    """The examples of one frame of `family` (module docstring)."""
-    from tablesight.scene import SIZE_CLASSES
-    from vision.detect import battlefield_px, map_scale, maps_of, network_px_per_mm, px_per_mm, rectified_frame, \
-        sizes_for, table_to_rect
+@dataclass(frozen=True, eq=False)
+class TrainingFrame:
+    """One rendered training frame as a judge's trainer reads it: the rectified image (1 px/mm), the maps' scale,
+    and its true disks on the table (held and tilted ones left out): where each one's top face appears in the
+    rectified image (`seen`, parallax of its height included), its radius, top height and visible share."""
+
+    rect: np.ndarray
+    calibration: object
+    sizes: object
+    scale: float               # rectified px per map px
+    net: float                 # the scale the network reads the table at
+    seen: np.ndarray           # (N, 2) rectified px
+    radius: np.ndarray         # (N,) mm
+    top: np.ndarray            # (N,) mm
+    visible: np.ndarray        # (N,) share of each face in view
+
+
+def training_frame(family: str, seed: int, frame_no: int, tier: str = "standard") -> TrainingFrame | None:
+    """The frame of `family`'s table (`vision.facemap_training.table_for`) rendered and rectified with its true
+    calibration; None for a room whose disks the network reads at another scale (not a judge's lesson), with no
+    camera position, or with no true disk."""
+    from vision.detect import map_scale, network_px_per_mm, px_per_mm, rectified_frame, sizes_for, table_to_rect
     from vision.facemap_training import table_for
-    from vision.fit import DEFAULT_CONFIG
-    from vision.locate import lies_within, locate_in_maps
     from vision.parallax import camera_position
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
-    family, seed, frame_no = job
-    setup, camera = table_for(family, seed, frame_no)
+    setup, camera = table_for(family, seed, frame_no, tier)
     frame = render_frame(setup, camera)
     cal = truth_calibration(camera, setup.diameters_mm)
     ppm = px_per_mm(cal)
@@ -87,20 +101,36 @@ def frame_examples(job: tuple[str, int, int]) -> list[NestExample]:
     sizes = sizes_for(cal, setup.diameters_mm)
     net = network_px_per_mm(sizes)
     if abs(net - 1.0) > 1e-6:
-        return []           # a room whose disks the network reads at another scale: not this judge's lesson
-    rect = rectified_frame(frame.image, cal)
-    scale = map_scale(ppm, net)
+        return None
     cam = camera_position(cal)
     truth = [d for d in setup.disks if d.id not in setup.held and d.tilt_squash >= 0.999]
     if cam is None or not truth:
-        return []
+        return None
     vis_of = {d.id: float(d.extra.get("visible_fraction", 1.0)) for d in frame.scene.disks}
     top = np.array([d.top_height_mm + d.lift_mm for d in truth])
     xy = np.array([[d.x_mm, d.y_mm] for d in truth])
     c = np.array([cam.x_mm, cam.y_mm])
     seen = table_to_rect(cal, c + (xy - c) * (cam.height_mm / (cam.height_mm - top))[:, None])   # top faces
-    tr = np.array([d.radius_mm for d in truth])
-    vis = np.array([vis_of.get(d.id, 1.0) for d in truth])
+    return TrainingFrame(rect=rectified_frame(frame.image, cal), calibration=cal, sizes=sizes,
+                         scale=map_scale(ppm, net), net=net, seen=seen,
+                         radius=np.array([d.radius_mm for d in truth]), top=top,
+                         visible=np.array([vis_of.get(d.id, 1.0) for d in truth]))
+
+
+def frame_examples(job: tuple[str, int, int]) -> list[NestExample]:
+    """The examples of one frame of `family` (module docstring)."""
+    from tablesight.scene import SIZE_CLASSES
+    from vision.detect import battlefield_px, maps_of
+    from vision.fit import DEFAULT_CONFIG
+    from vision.locate import lies_within, locate_in_maps
+
+    family, seed, frame_no = job
+    tf = training_frame(family, seed, frame_no)
+    if tf is None:
+        return []
+    rect, cal, sizes, scale, seen, tr, top, vis = (tf.rect, tf.calibration, tf.sizes, tf.scale, tf.seen, tf.radius,
+                                                  tf.top, tf.visible)
+    ppm, net = 1.0, tf.net
 
     judged: list[tuple[float, float, float, float]] = []
 
@@ -170,7 +200,7 @@ def frame_examples(job: tuple[str, int, int]) -> list[NestExample]:
     for k, low in enumerate(lower_of):
         if low < 0:
             continue
-        for t in range(len(truth)):
+        for t in range(len(tr)):
             if t == low or top[t] <= top[low] or tr[t] >= tr[low] - 0.5 or vis[t] < MIN_VISIBLE:
                 continue
             on = np.hypot(seen[t, 0] + tr[t] * np.cos(ang) - seen[low, 0],
@@ -312,11 +342,19 @@ def main(argv: list[str] | None = None) -> int:
 
     examples = gathered("training", args.frames, WORLD_VERDICT_SEEDS)
     valid = gathered("validation", args.valid_frames, WORLD_TUNING_SEEDS)
+    return train_and_write("nest_training", "judged by the eye", examples, valid, args)
+
+
+def train_and_write(prog: str, judged: str, examples: list[NestExample], valid: list[NestExample],
+                    args: argparse.Namespace) -> int:
+    """A judge trainer's last step: train on `examples` (`args.steps`, `args.batch`, `args.seed`, torch on
+    `args.workers` threads) and write the file `args.out`; 1 (and one line) when the examples are of one kind
+    only. `judged`: what the judged examples are, for the log."""
     n_disk = sum(e.disk for e in examples)
     print(f"{len(examples)} training examples ({n_disk} disks, {sum(e.judged and e.disk for e in examples)} of them "
-          f"judged by the eye), {len(valid)} validation; training {args.steps} steps of {args.batch} ...", flush=True)
+          f"{judged}), {len(valid)} validation; training {args.steps} steps of {args.batch} ...", flush=True)
     if n_disk == 0 or n_disk == len(examples):
-        print("nest_training: the frames gave examples of one kind only", file=sys.stderr)
+        print(f"{prog}: the frames gave examples of one kind only", file=sys.stderr)
         return 1
     import torch
 
