@@ -312,7 +312,7 @@ def lone_circles(maps: FaceMaps, rect: np.ndarray, fits: Sequence[DiskFit], radi
     `faceless`) but whose fitted outline the rim map shows on at least `min_shown` of its rays (default
     `cfg.lone_rim`), overlapping no disk of `fits` (beyond the outline's tolerance) nor each other (the most
     shown first), centres aligned on the image: where the lone judge looks (`vision.lonejudge`). A field of chips
-    printed alike reads to the network as a cloth's pattern, faces and all, while their outlines still show
+    printed alike reads to the network as a cloth's pattern, their faces lost, while their outlines still show
     (`benchmarks/results/misses.md`); so does a cloth printed with round spots, which the judge tells apart at
     full resolution (a chip's cut edge, side wall and shadow). Arguments as `locate_in_maps`'; [] when the judge
     is not asked (`cfg.lone_probability`) and no `min_shown` is given."""
@@ -332,10 +332,10 @@ def lone_circles(maps: FaceMaps, rect: np.ndarray, fits: Sequence[DiskFit], radi
         # most such peaks are rings in an accepted disk's art or the gaps round it: a circle overlapping a disk by
         # more than the fit moves it in one pass (its profiles' reach) is not fitted at all (on the 52 tuning
         # frames tried, the same circles asked about as when every one was fitted)
-        p = np.array(placed)
+        at = np.array(placed)
         reach = cfg.profile_reach_mm * mm
-        d = np.hypot(cand.u[:, None] - p[None, :, 0], cand.v[:, None] - p[None, :, 1])
-        keep &= ~(d < r_class[:, None] + p[None, :, 2] - slack - reach).any(1)
+        d = np.hypot(cand.u[:, None] - at[None, :, 0], cand.v[:, None] - at[None, :, 1])
+        keep &= ~(d < r_class[:, None] + at[None, :, 2] - slack - reach).any(1)
     if not keep.any():
         return []
     # the coarse look of `locate_in_maps` first: every fourth of the fit's rays, half the share wanted
