@@ -65,12 +65,9 @@ def _pct(vals, q):
     return float(np.percentile(vals, q)) if len(vals) else float("nan")
 
 
-def speed(seeds, disks: int, log) -> dict:
-    from vision.baseline import detect as baseline_detect
-    from vision.detect import detect_frame
-    from vision.facemap import face_maps
-    from vision.live import LiveTable, PipelineConfig
-    from vision.motion import MotionConfig
+def speed_frames(seeds, disks: int):
+    """(setup, image, calibration) of the speed tables: two 1080p frames of a standard table of `disks` disks (no
+    hands) per gate seed, calibrated exactly, the rectification maps built."""
     from vision.synth.render import render_frame
     from vision.synth.scenes import random_table
     from vision.synth.tiers import TIERS
@@ -78,41 +75,51 @@ def speed(seeds, disks: int, log) -> dict:
     from vision.synth.writer import folder_camera
 
     tier = replace(TIERS["standard"], name="standard", disks=(disks, disks), hand_probability=0.0)
-    cpu, wall, base_cpu, base_wall, fast, counts, rect_ms, net_ms = [], [], [], [], [], [], [], []
     for seed in seeds:
         cam = folder_camera(seed, "standard", "1080p")
         cal = truth_calibration(cam)
         cal.rectify_maps()
         for frame in range(2):
             setup = random_table(seed, tier, frame=frame)
-            img = render_frame(setup, cam).image
-            detect_frame(img, cal)  # first-call costs are start-up
-            for _ in range(3):
-                t, w = time.process_time(), time.perf_counter()
-                scene = detect_frame(img, cal)
-                cpu.append((time.process_time() - t) * 1000)
-                wall.append((time.perf_counter() - w) * 1000)
-                t, w = time.process_time(), time.perf_counter()
-                baseline_detect(img, cal, None)
-                base_cpu.append((time.process_time() - t) * 1000)
-                base_wall.append((time.perf_counter() - w) * 1000)
-                t = time.process_time()
-                rect = cal.rectify(img)
-                rect_ms.append((time.process_time() - t) * 1000)
-                t = time.process_time()
-                face_maps(rect)
-                net_ms.append((time.process_time() - t) * 1000)
-            counts.append(len(setup.disks))
-            # Still table: commit once, then time the unchanged frames.
-            table = LiveTable(None, cal, PipelineConfig(motion=MotionConfig(still_s=0.2)))
-            for k in range(4):
-                table.process(img, now=0.1 * k)
-            for k in range(10):
-                t = time.process_time()
-                table.process(img, now=1.0 + 0.1 * k)
-                fast.append((time.process_time() - t) * 1000)
-            log(f"speed seed {seed} frame {frame}: {len(setup.disks)} disks, {len(scene.disks)} found, "
-                f"detect {np.median(cpu[-3:]):.1f} ms CPU, baseline {np.median(base_cpu[-3:]):.1f} ms CPU")
+            yield seed, frame, setup, render_frame(setup, cam).image, cal
+
+
+def speed(seeds, disks: int, log) -> dict:
+    from vision.baseline import detect as baseline_detect
+    from vision.detect import detect_frame
+    from vision.facemap import face_maps
+    from vision.live import LiveTable, PipelineConfig
+    from vision.motion import MotionConfig
+
+    cpu, wall, base_cpu, base_wall, fast, counts, rect_ms, net_ms = [], [], [], [], [], [], [], []
+    for seed, frame, setup, img, cal in speed_frames(seeds, disks):
+        detect_frame(img, cal)  # first-call costs are start-up
+        for _ in range(3):
+            t, w = time.process_time(), time.perf_counter()
+            scene = detect_frame(img, cal)
+            cpu.append((time.process_time() - t) * 1000)
+            wall.append((time.perf_counter() - w) * 1000)
+            t, w = time.process_time(), time.perf_counter()
+            baseline_detect(img, cal, None)
+            base_cpu.append((time.process_time() - t) * 1000)
+            base_wall.append((time.perf_counter() - w) * 1000)
+            t = time.process_time()
+            rect = cal.rectify(img)
+            rect_ms.append((time.process_time() - t) * 1000)
+            t = time.process_time()
+            face_maps(rect)
+            net_ms.append((time.process_time() - t) * 1000)
+        counts.append(len(setup.disks))
+        # Still table: commit once, then time the unchanged frames.
+        table = LiveTable(None, cal, PipelineConfig(motion=MotionConfig(still_s=0.2)))
+        for k in range(4):
+            table.process(img, now=0.1 * k)
+        for k in range(10):
+            t = time.process_time()
+            table.process(img, now=1.0 + 0.1 * k)
+            fast.append((time.process_time() - t) * 1000)
+        log(f"speed seed {seed} frame {frame}: {len(setup.disks)} disks, {len(scene.disks)} found, "
+            f"detect {np.median(cpu[-3:]):.1f} ms CPU, baseline {np.median(base_cpu[-3:]):.1f} ms CPU")
     return {"frames": len(counts), "disks": counts, "cpu": cpu, "wall": wall, "base_cpu": base_cpu,
             "base_wall": base_wall, "fast": fast, "rectify": rect_ms,
             "network": net_ms}

@@ -70,7 +70,7 @@ class DetectorConfig:
                                           # the lone judge (vision.lonejudge) finds this likely is a disk (None: the
                                           # judge is not asked; tuning frames, standard / alike tables, made up and
                                           # recall: off 17, 95.0 % / 12, 89.0 %; 0.9: 17, 95.3 % / 14, 90.9 %; 0.7
-                                          # and 0.5 made up 20 and 22 on the standard ones)
+                                          # made up 20 on the standard ones, and 0.5 takes all 0.7 takes)
     lone_rim: float = 0.5                 # share of its outline such a circle shows to be asked about
     lone_model: str | None = None         # a lone judge of one's own (None: the shipped one)
 

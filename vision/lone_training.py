@@ -12,8 +12,8 @@ against the renderer's truth: a disk (a true disk of its size at least a quarter
 the gap between chips); so is every true disk at least half in view that the eye missed and that overlaps no disk
 it found, at its true place. Round spots on a cloth are the hardest of the circles that are no disks (a flat
 print of no border, 0 mm thick, is such a spot but for its edge), so `--scatter-frames` more frames (frames 2
-and up) are drawn on the `scatter` cloths alone. Validation: the same from `WORLD_TUNING_SEEDS`. Patches get the nest judge's
-photometric augmentation and mirror images, and its network and loop (`vision.nest_training`). Needs the `train`
+and up) are drawn on the `scatter` cloths alone. Validation: the same from `WORLD_TUNING_SEEDS`. Patches get the
+nest judge's photometric augmentation and mirror images, and its network and loop (`vision.nest_training`). Needs the `train`
 extra (torch, onnx). On two CPU cores about 33 minutes to render and run the eye on the 2400 frames, 10 to train
 the 4000 steps (the defaults: the shipped judge's command).
 """
@@ -74,7 +74,8 @@ def frame_examples(job: tuple[str, int, int, str]) -> list[NestExample]:
         if vis[t] < MISSED_VISIBLE:
             continue
         d = np.hypot(acc[:, 0] - seen[t, 0], acc[:, 1] - seen[t, 1])
-        if ((np.abs(acc[:, 2] - tr[t]) < 0.5) & (d < MATCH_SHARE * tr[t])).any() or (d < acc[:, 2] + tr[t] - slack).any():
+        found = ((np.abs(acc[:, 2] - tr[t]) < 0.5) & (d < MATCH_SHARE * tr[t])).any()
+        if found or (d < acc[:, 2] + tr[t] - slack).any():
             continue                                    # found, or overlapping a disk found: not a lone circle
         a = Circle(float(seen[t, 0]), float(seen[t, 1]), float(tr[t]))
         e = crop_example(rect, a, a, disk=True, judged=False, probability=float("nan"))

@@ -1,0 +1,38 @@
+"""The setting-cost benchmark's one argument: a DetectorConfig setting changed, or one clear line."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+_ROOT = Path(__file__).resolve().parents[2]
+for _p in (str(_ROOT), str(_ROOT / "benchmarks")):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+_spec = importlib.util.spec_from_file_location("bench_setting_cost", _ROOT / "benchmarks" / "setting_cost.py")
+sc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sc)
+
+
+@pytest.mark.parametrize("setting, name, value", [("lone_probability=off", "lone_probability", None),
+                                                  ("lone_probability=0.7", "lone_probability", 0.7),
+                                                  ("nest_probability=off", "nest_probability", None)])
+def test_a_setting_is_changed_and_nothing_else(setting, name, value):
+    from dataclasses import asdict
+
+    from vision.fit import DEFAULT_CONFIG
+
+    got = sc.changed_config(setting)
+    assert getattr(got, name) == value
+    assert {k: v for k, v in asdict(got).items() if k != name} == {k: v for k, v in asdict(DEFAULT_CONFIG).items()
+                                                                  if k != name}
+
+
+@pytest.mark.parametrize("bad", ["nonsense=1", "lone_probability", "lone_probability=abc", "lone_probability=2"])
+def test_nonsense_is_one_clear_line(bad, capsys):
+    assert sc.main([bad]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("setting_cost: ")
