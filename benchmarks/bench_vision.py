@@ -159,12 +159,13 @@ PATHS = ("history", "changed", "single")
 
 
 def history(seeds, tier: str, log, kind: str = "game", family: str | None = None, live_settings: dict | None = None,
-            paths: tuple[str, ...] = PATHS) -> dict:
+            paths: tuple[str, ...] = PATHS, alike: bool = False, detector=None) -> dict:
     """Play clips of `kind` (`vision.synth.sequence.CLIP_KINDS`) through the pipeline with history and from the
     single frame; tallies scored at the last frame of every stable moment. `family`: played in that family's rooms
-    of the randomized world (default: the classic look). `live_settings`: keyword arguments for the live table's
-    `detect_changed` (`arrival`, `change`). `paths`: which of `PATHS` to play (the whole frame seeded by history,
-    the live table's changed parts, the single frame)."""
+    of the randomized world (default: the classic look); `alike`: their disks printed alike, in lines and heaps
+    (`Sequence(..., alike=True)`). `live_settings`: keyword arguments for the live table's `detect_changed`
+    (`arrival`, `change`); `detector`: the live table's eye (default `vision.live.LIVE_DETECTOR`). `paths`: which
+    of `PATHS` to play (the whole frame seeded by history, the live table's changed parts, the single frame)."""
     from eval_vision import match
     from vision.scene_match import visible_fraction
     from vision.detect import detect_frame, locate_disks, sizes_for
@@ -177,9 +178,9 @@ def history(seeds, tier: str, log, kind: str = "game", family: str | None = None
     if not paths or set(paths) - set(PATHS):
         raise ValueError(f"paths must be some of {PATHS}")
     tallies = {path: _new_tally() for path in paths}
-    live = PipelineConfig()    # the live table's settings: its eye, its passes
+    live = PipelineConfig() if detector is None else PipelineConfig(detector=detector)  # its eye, its passes
     for seed in seeds:
-        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind=kind, family=family)
+        seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind=kind, family=family, alike=alike)
         cal = truth_calibration(seq.camera, None if family is None else seq.steps[0].setup.diameters_mm)
         sizes = sizes_for(cal)
         tracker, live_tracker = Tracker(), Tracker()
@@ -346,7 +347,9 @@ def markdown(sp: dict | None, hist: dict | None, command: str, args, cover: dict
                   "seeds " +
                   ", ".join(map(str, seeds)) + ")", "",
                   "The same clips dressed in the family's room: its cloth, light, disk art and borders, sizes and "
-                  "camera (`Sequence(..., family=...)`).", ""] + _history_table(tallies)
+                  "camera (`Sequence(..., family=...)`)" + (
+                      "; each army's disks of one size printed alike, set out in lines and heaps "
+                      "(`Sequence(..., alike=True)`)." if args.alike else "."), ""] + _history_table(tallies)
     return "\n".join(lines)
 
 
@@ -402,6 +405,12 @@ def main(argv=None) -> int:
                         "rooms have none and are not played); the speed tables are always on gate seeds")
     p.add_argument("--arrival", action="append", default=[], metavar="SETTING=VALUE|off",
                    help="a `vision.arrival.ArrivalConfig` setting for the live table (repeatable), or off")
+    p.add_argument("--alike", action="store_true",
+                   help="the families' clips with each army's disks of one size printed alike, set out in lines and "
+                        "heaps (a set of chips: the world's `alike` tables)")
+    p.add_argument("--live-detector", action="append", default=[], metavar="SETTING=VALUE|off",
+                   help="a `vision.fit.DetectorConfig` setting of the live table's eye (repeatable), e.g. "
+                        "lone_probability=0.9")
     p.add_argument("--no-exposure-match", action="store_true",
                    help="the live table compares commits without bringing them to one exposure")
     p.add_argument("--threads", type=int, default=1,
@@ -429,7 +438,17 @@ def main(argv=None) -> int:
     except (TypeError, ValueError) as exc:
         p.error(f"--arrival: {exc}")
     live_settings = {"arrival": arrival, "change": ChangeConfig(match_exposure=not args.no_exposure_match)}
+    from vision.live import LIVE_DETECTOR
+
+    detector = LIVE_DETECTOR
+    try:
+        for setting in args.live_detector:
+            detector = detector.changed(setting)
+    except ValueError as exc:
+        p.error(f"--live-detector: {exc}")
     args.family_list = [f for f in args.families.split(",") if f]
+    if args.alike and not args.family_list:
+        p.error("--alike: disks printed alike are the randomized world's (give --families)")
     unknown = [f for f in args.family_list if f not in FAMILIES]
     if unknown:
         p.error(f"--families: unknown family {unknown[0]!r}")
@@ -445,14 +464,16 @@ def main(argv=None) -> int:
     args.live_seed_list = list(GATE_SEEDS[-args.live_seeds:]) if args.live_seeds else []
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     sp = speed(args.speed_seed_list, args.disks, log) if args.speed_seeds else None
-    hist = history(args.clip_seed_list, args.tier, log, live_settings=live_settings) if args.clip_seeds else None
-    cover = history(args.cover_seed_list, args.tier, log, "cover", live_settings=live_settings) \
+    hist = history(args.clip_seed_list, args.tier, log, live_settings=live_settings, detector=detector) \
+        if args.clip_seeds else None
+    cover = history(args.cover_seed_list, args.tier, log, "cover", live_settings=live_settings, detector=detector) \
         if args.cover_seeds else None
-    stack = history(args.stack_seed_list, args.tier, log, "stack", live_settings=live_settings) \
+    stack = history(args.stack_seed_list, args.tier, log, "stack", live_settings=live_settings, detector=detector) \
         if args.stack_seeds else None
     counts = {"game": args.clip_seeds, "cover": args.cover_seeds, "stack": args.stack_seeds}
     args.world_seed_lists = {k: list(world_seeds[:n]) for k, n in counts.items()}
-    in_families = {(kind, f): history(args.world_seed_lists[kind], args.tier, log, kind, f, live_settings)
+    in_families = {(kind, f): history(args.world_seed_lists[kind], args.tier, log, kind, f, live_settings,
+                                      alike=args.alike, detector=detector)
                    for f in args.family_list for kind, n in counts.items() if n}
     lv = live(args.live_seed_list, args.tier, log, args.live_disks or None) if args.live_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -22,7 +22,8 @@ frames, for looking at failures only. Each true disk the eye misses is put in th
   for a suspicion, the nest judge's below its own: `vision.nestjudge`, asked here as the single frame asks it);
 - `never judged`: a candidate circle was there, but too little outline or face inside it to be judged at all;
 - `inside not a face`: the rim map's ring votes make a candidate of its size there, but the face map does not
-  mark its inside as a face, and a circle whose inside is no face is none (`DetectorConfig.min_face`);
+  mark its inside as a face, and a circle whose inside is no face is none (`DetectorConfig.min_face`) unless the
+  lone judge takes it (`vision.lonejudge`, asked here as the single frame asks it);
 - `no candidate`: the rim map shows too little of its outline for a candidate of its size.
 
 Each mode also counts how many of its disks lie on another disk (some of its face over a lower disk: a true
@@ -176,7 +177,8 @@ def trace_image(image, truth, cal, diam, config=None) -> tuple[list[tuple[str, b
     from vision.detect import (battlefield_px, finish_detection, map_scale, maps_of, network_px_per_mm, px_per_mm,
                                rectified_frame, sizes_for)
     from vision.fit import DEFAULT_CONFIG
-    from vision.locate import locate_in_maps
+    from vision.locate import locate_in_maps, lone_circles
+    from vision.lonejudge import confirmed_lone
     from vision.nestjudge import confirmed_nests
     from vision.scene_match import match, visible_fraction
     from vision.synth.facemaps import share_over_lower
@@ -193,7 +195,10 @@ def trace_image(image, truth, cal, diam, config=None) -> tuple[list[tuple[str, b
     judged: list[tuple[float, float, float, bool]] = []
     fits = locate_in_maps(maps, rect, radii, scale, mm, (), cfg, battlefield_px(cal),
                           log=lambda ev, u, v, r, ok, prob: judged.append((u, v, r, ok)))
-    fits = confirmed_nests(rect, fits, ppm, cfg)       # as vision.detect does: suspicions the nest judge takes
+    # as vision.detect does: face-less circles the lone judge takes, then suspicions the nest judge takes
+    fits = confirmed_lone(rect, fits, lone_circles(maps, rect, fits, radii, scale, mm, cfg, battlefield_px(cal)),
+                          ppm, cfg)
+    fits = confirmed_nests(rect, fits, ppm, cfg)
     scene = finish_detection(maps, fits, rect, cal, sizes, None, cfg).scene
     matched = match(truth, scene)
     found = set(matched.values())

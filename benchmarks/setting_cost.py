@@ -19,7 +19,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from dataclasses import fields, replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import cv2  # noqa: E402
@@ -31,26 +30,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_vision import speed_frames  # noqa: E402
 
 
-def changed_config(setting: str):
-    """DEFAULT_CONFIG with `NAME=VALUE` (a number, or `off` for None); ValueError for an unknown name or value."""
-    from vision.fit import DEFAULT_CONFIG
-
-    name, sep, text = setting.partition("=")
-    if not sep or name not in {f.name for f in fields(DEFAULT_CONFIG)}:
-        raise ValueError(f"{setting!r}: expected NAME=VALUE with NAME a DetectorConfig setting")
-    value = None if text == "off" else float(text)
-    return replace(DEFAULT_CONFIG, **{name: value})
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("setting", help="NAME=VALUE of DetectorConfig (VALUE `off`: None)")
     p.add_argument("--speed-seeds", type=int, default=3)
     p.add_argument("--rounds", type=int, default=5)
     args = p.parse_args(argv)
+    from vision.fit import DEFAULT_CONFIG
+
     try:
-        other = changed_config(args.setting)
-    except (ValueError, TypeError) as exc:
+        other = DEFAULT_CONFIG.changed(args.setting)
+    except ValueError as exc:
         print(f"setting_cost: {exc}", file=sys.stderr)
         return 2
     if args.speed_seeds < 1 or args.rounds < 1:
@@ -59,7 +49,6 @@ def main(argv: list[str] | None = None) -> int:
     cv2.setNumThreads(1)
     from vision.baseline import detect as baseline_detect
     from vision.detect import detect_frame
-    from vision.fit import DEFAULT_CONFIG
     from vision.synth.seeds import GATE_SEEDS
 
     frames = [(img, cal) for _, _, _, img, cal in speed_frames(GATE_SEEDS[:args.speed_seeds], 40)]

@@ -13,7 +13,7 @@ map px (rectified px per map px: `scale`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -104,6 +104,33 @@ class DetectorConfig:
         for name in ("model_path", "verdict_path", "nest_model", "lone_model"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a file path (str) or None")
+
+    def changed(self, setting: str) -> "DetectorConfig":
+        """These settings with one changed, given as `NAME=VALUE` (a number; `off` for None; a path for the
+        model files): how the benchmarks take a setting from their command line. ValueError naming what is wrong
+        for an unknown name or a value the setting does not take."""
+        name, sep, text = setting.partition("=")
+        known = {f.name: f for f in fields(self)}
+        if not sep or name not in known:
+            raise ValueError(f"{setting!r}: expected NAME=VALUE with NAME a DetectorConfig setting")
+        old = getattr(self, name)
+        if text == "off":
+            value: object = None
+        elif name in ("model_path", "verdict_path", "nest_model", "lone_model"):
+            value = text
+        elif isinstance(old, bool):
+            if text not in ("true", "false"):
+                raise ValueError(f"{setting!r}: {name} is true or false")
+            value = text == "true"
+        else:
+            try:
+                value = int(text) if isinstance(old, int) else float(text)
+            except ValueError:
+                raise ValueError(f"{setting!r}: {name} takes a {type(old).__name__}, not {text!r}") from None
+        try:
+            return replace(self, **{name: value})
+        except TypeError:        # None where a number is needed: the checks above compare it
+            raise ValueError(f"{setting!r}: {name} cannot be off") from None
 
 
 DEFAULT_CONFIG = DetectorConfig()

@@ -126,3 +126,36 @@ def test_a_clip_in_a_world_family_is_dressed_alike_at_every_moment(kind):
     assert seq.steps[0].setup.diameters_mm == room.diameters_mm
     with pytest.raises(ValueError, match="1080p"):
         Sequence(TEST_SEEDS[0], resolution="720p", family="photo-thin-felt")
+
+
+@pytest.mark.parametrize("kind", ["game", "cover"])
+def test_an_alike_clip_is_the_same_room_with_one_print_an_army_and_size_set_out_in_rows(kind):
+    from collections import defaultdict
+
+    from vision.synth.sequence import Sequence
+
+    plain = Sequence(TEST_SEEDS[0], resolution="1080p", kind=kind, family="shapes-none-wood", cache_frames=1)
+    alike = Sequence(TEST_SEEDS[0], resolution="1080p", kind=kind, family="shapes-none-wood", cache_frames=1,
+                     alike=True)
+    assert np.allclose(alike.camera.camera_matrix, plain.camera.camera_matrix)
+    assert {st.setup.look.mat for st in alike.steps} == {plain.steps[0].setup.look.mat}
+    for st in alike.steps:
+        prints = defaultdict(set)
+        for d in st.setup.disks:
+            prints[(d.player, d.size)].add(d.art.style)
+        assert all(len(p) == 1 for p in prints.values())
+    # the standard clip prints each disk its own way
+    first = defaultdict(set)
+    for d in plain.steps[0].setup.disks:
+        first[(d.player, d.size)].add(d.art.style)
+    assert max(len(p) for p in first.values()) > 1
+    # chips set out: some disk of the first table within 4 mm of two of its own print (a line or a heap)
+    disks = alike.steps[0].setup.disks
+
+    def near(a, b) -> bool:
+        return a is not b and (a.player, a.size) == (b.player, b.size) and \
+            math.hypot(a.x_mm - b.x_mm, a.y_mm - b.y_mm) <= a.radius_mm + b.radius_mm + 4.0
+
+    assert any(sum(near(a, b) for b in disks) >= 2 for a in disks)
+    with pytest.raises(ValueError, match="family"):
+        Sequence(TEST_SEEDS[0], alike=True)

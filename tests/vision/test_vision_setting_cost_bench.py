@@ -1,4 +1,5 @@
-"""The setting-cost benchmark's one argument: a DetectorConfig setting changed, or one clear line."""
+"""A DetectorConfig setting changed from a command line (`DetectorConfig.changed`), and the setting-cost benchmark's
+one argument: nonsense is one clear line."""
 
 from __future__ import annotations
 
@@ -19,16 +20,27 @@ _spec.loader.exec_module(sc)
 
 @pytest.mark.parametrize("setting, name, value", [("lone_probability=off", "lone_probability", None),
                                                   ("lone_probability=0.7", "lone_probability", 0.7),
-                                                  ("nest_probability=off", "nest_probability", None)])
+                                                  ("nest_probability=off", "nest_probability", None),
+                                                  ("rays=72", "rays", 72), ("align=false", "align", False),
+                                                  ("model_path=net.onnx", "model_path", "net.onnx")])
 def test_a_setting_is_changed_and_nothing_else(setting, name, value):
     from dataclasses import asdict
 
     from vision.fit import DEFAULT_CONFIG
 
-    got = sc.changed_config(setting)
-    assert getattr(got, name) == value
+    got = DEFAULT_CONFIG.changed(setting)
+    assert getattr(got, name) == value and type(getattr(got, name)) is type(value)
     assert {k: v for k, v in asdict(got).items() if k != name} == {k: v for k, v in asdict(DEFAULT_CONFIG).items()
                                                                   if k != name}
+
+
+@pytest.mark.parametrize("bad", ["nonsense=1", "lone_probability", "lone_probability=abc", "lone_probability=2",
+                                 "rays=7.5", "rays=off", "align=1"])
+def test_a_nonsense_setting_is_a_value_error(bad):
+    from vision.fit import DEFAULT_CONFIG
+
+    with pytest.raises(ValueError):
+        DEFAULT_CONFIG.changed(bad)
 
 
 @pytest.mark.parametrize("bad", ["nonsense=1", "lone_probability", "lone_probability=abc", "lone_probability=2"])

@@ -493,15 +493,18 @@ class Sequence:
     Rendered frames are kept as their JPEG bytes (about 150 kB at 720p, so a whole clip stays small) and decoded
     again on each access; `cache_frames` bounds how many are kept. `disks`: how many disks lie on the table
     (default: a calm 14-18). `family`: a family of the randomized world (`vision.synth.world`) whose room the clip
-    is played in, seen by its camera (default: the classic look)."""
+    is played in, seen by its camera (default: the classic look). `alike`: in that room, each army's disks of one
+    size printed alike and set out in lines and heaps, as on the world's `alike` tables (a set of chips)."""
 
     def __init__(self, seed: int, tier: str = "standard", resolution: str = "720p", diameters_mm=None,
                  cache_frames: int = 256, camera_settings: CameraSettings | None = None, kind: str = "game",
-                 disks: int | None = None, family: str | None = None):
+                 disks: int | None = None, family: str | None = None, alike: bool = False):
         if kind not in CLIP_KINDS:
             raise ValueError(f"unknown clip kind {kind!r} (known: {', '.join(CLIP_KINDS)})")
         if family is not None and (resolution != "1080p" or camera_settings is not None):
             raise ValueError("a family's clip is seen by its room's own camera, at 1080p")
+        if alike and family is None:
+            raise ValueError("disks printed alike are the randomized world's: give a family")
         self.seed = int(seed)
         self.kind = kind
         self.tier = tier
@@ -514,11 +517,14 @@ class Sequence:
             self.steps = CLIP_KINDS[kind](self.seed, tier, diameters_mm, disks=disks)
         else:
             # the clip played in a room of the randomized world: its cloth, light, art, borders, sizes and camera
-            from vision.synth.world import world_table
+            from vision.synth.world import ALIKE_ROWS, world_table
 
             room, self.camera = world_table(self.seed, family)
-            steps = CLIP_KINDS[kind](self.seed, tier, diameters_mm or room.diameters_mm, disks=disks)
-            dressed = [world_table(self.seed, family, table=st.setup)[0] for st in steps]
+            script = replace(tier_settings(tier), rows=ALIKE_ROWS) if alike else tier
+            steps = CLIP_KINDS[kind](self.seed, script, diameters_mm or room.diameters_mm, disks=disks)
+            # the `alike` tier dresses the same room (cloth, light, camera) with one print per army and size
+            dressed = [world_table(self.seed, family, tier="alike" if alike else "standard", table=st.setup)[0]
+                       for st in steps]
             # A disk keeps its print all clip long: the room draws prints in the order the disks are listed, so a
             # casualty taken off would otherwise hand every disk listed after it another one.
             style = {}

@@ -72,6 +72,7 @@ HELD_OUT_FAMILIES: tuple[str, ...] = ("heraldic-wide-felt", "paint-thin-patterne
 
 TIERS = ("standard", "hard", "piled", "alike", "heaped")
 ALIKE_TIERS = ("alike", "heaped")   # tiers whose disks are printed alike (the classic look has none of them)
+ALIKE_ROWS = (2, 4)                 # an `alike` table's lines and heaps of one print (chips set out)
 
 
 def _world_tier(rng: np.random.Generator, hard: bool, piled: bool = False) -> TierSettings:
@@ -153,7 +154,7 @@ def world_table(seed: int, family: str, *, frame: int = 0, tier: str = "standard
                                   CLOTHS.index(fam.cloth)])
     settings = _world_tier(room, hard, piled=tier == "piled")
     if tier == "alike":   # the standard room; its tables: more disks, in lines and heaps (chips set out)
-        settings = replace(settings, name="world-alike", disks=(20, 34), rows=(2, 4))
+        settings = replace(settings, name="world-alike", disks=(20, 34), rows=ALIKE_ROWS)
     if tier == "heaped":  # the standard room; its tables: one or two heaps of 12-24 disks (a bag of chips poured out)
         settings = replace(settings, name="world-heaped", disks=(24, 40), rows=(1, 2), row_disks=(12, 24),
                            heap_share=1.0)
