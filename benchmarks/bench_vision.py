@@ -29,8 +29,11 @@ of them each path finds (the live table's looks for disks seen arriving, `vision
 (`Sequence(..., family=...)`: cloth, light, art, borders, sizes, camera), on their world gate seeds.
 `--seeds tuning` plays the clips on tuning seeds instead (where the live table's settings are chosen; `--seeds test`
 on the classic look's test seeds, a second check of a choice), and
-`--arrival SETTING=VALUE` (or `off`) and `--no-exposure-match` change the live table's settings, so that each
-choice of `vision.arrival` and `vision.incremental` can be rerun, e.g.
+`--alike` prints the families' disks alike, each army's of one size in one print, set out in lines and heaps (a set
+of chips: `Sequence(..., alike=True)`).
+`--arrival SETTING=VALUE` (or `off`), `--change SETTING=VALUE`, `--no-exposure-match` and `--live-detector
+SETTING=VALUE` (a `DetectorConfig` setting of the live table's eye) change the live table's settings, so that each
+choice of `vision.arrival`, `vision.incremental` and `vision.live.LIVE_DETECTOR` can be rerun, e.g.
 `--seeds tuning --clip-seeds 0 --cover-seeds 0 --speed-seeds 0 --live-seeds 0 --stack-seeds 4 --arrival rest_mm=1`.
 """
 
@@ -41,7 +44,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -411,6 +414,8 @@ def main(argv=None) -> int:
     p.add_argument("--live-detector", action="append", default=[], metavar="SETTING=VALUE|off",
                    help="a `vision.fit.DetectorConfig` setting of the live table's eye (repeatable), e.g. "
                         "lone_probability=0.9")
+    p.add_argument("--change", action="append", default=[], metavar="SETTING=VALUE",
+                   help="a `vision.incremental.ChangeConfig` setting for the live table (repeatable), e.g. level=20")
     p.add_argument("--no-exposure-match", action="store_true",
                    help="the live table compares commits without bringing them to one exposure")
     p.add_argument("--threads", type=int, default=1,
@@ -428,7 +433,7 @@ def main(argv=None) -> int:
     if args.live_disks != 0 and not 2 <= args.live_disks <= 60:
         p.error("--live-disks must be 0 or within 2..60")
     from vision.arrival import ArrivalConfig
-    from vision.incremental import ChangeConfig
+    from vision.incremental import DEFAULT_CHANGE, ChangeConfig
     from vision.synth.seeds import TEST_SEEDS, TUNING_SEEDS, WORLD_TUNING_SEEDS
     from vision.synth.world import FAMILIES
 
@@ -437,7 +442,17 @@ def main(argv=None) -> int:
             k: float(v) for k, _, v in (a.partition("=") for a in args.arrival)})
     except (TypeError, ValueError) as exc:
         p.error(f"--arrival: {exc}")
-    live_settings = {"arrival": arrival, "change": ChangeConfig(match_exposure=not args.no_exposure_match)}
+    changes = {}
+    for name, _, value in (c.partition("=") for c in args.change):
+        if name not in {f.name for f in fields(ChangeConfig)} - {"match_exposure"}:
+            p.error(f"--change: unknown setting {name!r} (--no-exposure-match turns the exposure matching off)")
+        changes[name] = value
+    try:
+        change = ChangeConfig(match_exposure=not args.no_exposure_match, **{
+            k: type(getattr(DEFAULT_CHANGE, k))(v) for k, v in changes.items()})
+    except (TypeError, ValueError) as exc:
+        p.error(f"--change: {exc}")
+    live_settings = {"arrival": arrival, "change": change}
     from vision.live import LIVE_DETECTOR
 
     detector = LIVE_DETECTOR

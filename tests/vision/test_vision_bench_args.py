@@ -24,6 +24,9 @@ _NOTHING = ["--speed-seeds", "0", "--clip-seeds", "0", "--cover-seeds", "0", "--
     (["--alike"], "--alike"),
     (["--live-detector", "nonsense=1"], "--live-detector"),
     (["--live-detector", "lone_probability=2"], "--live-detector"),
+    (["--change", "nonsense=3"], "--change"),
+    (["--change", "level=x"], "--change"),
+    (["--change", "level=500"], "--change"),
 ])
 def test_nonsense_is_one_clear_line(args, says, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -43,3 +46,12 @@ def test_the_live_table_eye_changed_is_played(monkeypatch):
     from vision.live import LIVE_DETECTOR
 
     assert seen == [replace(LIVE_DETECTOR, lone_probability=0.5)]
+
+
+def test_the_live_table_change_settings_are_played(monkeypatch):
+    seen = []
+    monkeypatch.setattr(bv, "history", lambda *a, **k: seen.append(k["live_settings"]["change"]) or {})
+    monkeypatch.setattr(bv, "markdown", lambda *a, **k: "")
+    assert bv.main(["--speed-seeds", "0", "--clip-seeds", "1", "--cover-seeds", "0", "--stack-seeds", "0",
+                    "--live-seeds", "0", "--change", "level=20", "--change", "speck_px=5", "--no-exposure-match"]) == 0
+    assert [(c.level, c.speck_px, c.match_exposure) for c in seen] == [(20.0, 5, False)]
