@@ -414,8 +414,9 @@ def main(argv=None) -> int:
     p.add_argument("--live-detector", action="append", default=[], metavar="SETTING=VALUE|off",
                    help="a `vision.fit.DetectorConfig` setting of the live table's eye (repeatable), e.g. "
                         "lone_probability=0.9")
-    p.add_argument("--change", action="append", default=[], metavar="SETTING=VALUE",
-                   help="a `vision.incremental.ChangeConfig` setting for the live table (repeatable), e.g. level=20")
+    p.add_argument("--change", action="append", default=[], metavar="SETTING=VALUE|off",
+                   help="a `vision.incremental.ChangeConfig` setting for the live table (repeatable), e.g. level=20 "
+                        "or outline_match=off")
     p.add_argument("--no-exposure-match", action="store_true",
                    help="the live table compares commits without bringing them to one exposure")
     p.add_argument("--threads", type=int, default=1,
@@ -449,7 +450,7 @@ def main(argv=None) -> int:
         changes[name] = value
     try:
         change = ChangeConfig(match_exposure=not args.no_exposure_match, **{
-            k: type(getattr(DEFAULT_CHANGE, k))(v) for k, v in changes.items()})
+            k: None if v == "off" else type(getattr(DEFAULT_CHANGE, k))(v) for k, v in changes.items()})
     except (TypeError, ValueError) as exc:
         p.error(f"--change: {exc}")
     live_settings = {"arrival": arrival, "change": change}

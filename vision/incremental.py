@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -37,6 +37,11 @@ class ChangeConfig:
     margin_px: float = 3.0     # a disk whose rim comes this close to a change is measured again
     max_changed: float = 0.3   # a larger changed share of the frame (light, a bumped camera): detect it all
     match_exposure: bool = True  # the whole picture brighter or tinted (the webcam's exposure) is no change
+    outline_match: float | None = 0.5  # a disk no change came near is carried only while its outline band still
+                                       # looks as it did (normalised cross-correlation of the band's colours; a
+                                       # dim disk on a cloth of its shade can leave its place without a change of
+                                       # `level`); None: not checked
+    outline_contrast: float = 6.0  # ... where the band shows this much colour spread (std, 0-255) in the reference
 
     def __post_init__(self) -> None:
         if not 1.0 <= self.level <= 255.0:
@@ -47,6 +52,10 @@ class ChangeConfig:
             raise ValueError("margin_px must be within 0..50")
         if not 0.0 < self.max_changed <= 1.0:
             raise ValueError("max_changed must be within (0, 1]")
+        if self.outline_match is not None and not -1.0 <= self.outline_match <= 1.0:
+            raise ValueError("outline_match must be within -1..1 or None")
+        if not self.outline_contrast >= 0:
+            raise ValueError("outline_contrast must be >= 0")
 
 
 DEFAULT_CHANGE = ChangeConfig()
@@ -157,6 +166,50 @@ def _face_still(mask: np.ndarray, fit: DiskFit, ppm: float) -> bool:
         and float(window[outline].mean()) < STILL_FACE
 
 
+OUTLINE_RAYS = 48                      # rays round a carried disk on which its outline band is compared...
+OUTLINE_BAND_MM = (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0)   # ... at these distances from its outline
+
+
+def outline_kept(rect: np.ndarray, before: np.ndarray, fits: Sequence[DiskFit], ppm: float,
+                 change: ChangeConfig = DEFAULT_CHANGE) -> np.ndarray:
+    """For each disk, whether its outline band (3 mm inside to 2 mm outside its outline, on `OUTLINE_RAYS` rays)
+    looks in `rect` as it did in `before` (both rectified BGR, at one exposure): the normalised cross-correlation
+    of the band's colours reaches `change.outline_match`, or the band showed too little colour spread to tell
+    (`outline_contrast`). A disk that left its place takes its cut edge with it, whatever the level of the colour
+    step. All True when `outline_match` is None."""
+    keep = np.ones(len(fits), bool)
+    if change.outline_match is None or not len(fits):
+        return keep
+    ang = np.arange(OUTLINE_RAYS) * (2.0 * math.pi / OUTLINE_RAYS)
+    cx, cy, r = (np.array([getattr(f, k) for f in fits], np.float64)[:, None, None] for k in ("cx", "cy", "r_px"))
+    rho = r + np.asarray(OUTLINE_BAND_MM)[None, None, :] * ppm                      # (M, 1, T)
+    mx = (cx + rho * np.cos(ang)[None, :, None]).astype(np.float32).reshape(len(fits), -1)
+    my = (cy + rho * np.sin(ang)[None, :, None]).astype(np.float32).reshape(len(fits), -1)
+    a, b = (cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+            for img in (before, rect))                                              # (M, K * T, 3)
+    a -= a.mean(1, keepdims=True)
+    b -= b.mean(1, keepdims=True)
+    aa, bb = (a * a).sum((1, 2)), (b * b).sum((1, 2))
+    spread = np.sqrt(aa / (a.shape[1] * a.shape[2]))
+    ncc = (a * b).sum((1, 2)) / (np.sqrt(aa * bb) + 1e-6)
+    return (spread < change.outline_contrast) | (ncc >= change.outline_match)
+
+
+def _near_change(mask: np.ndarray, slack: float) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """Whether circles (x, y, r; full-resolution px) come within `slack` px of a change of the half-resolution
+    `mask`: the distance from their centre to the nearest change under their radius plus the slack."""
+    if not mask.any():
+        return lambda x, y, r: np.zeros(np.shape(x), bool)
+    dist = cv2.distanceTransform((1 - mask).astype(np.uint8), cv2.DIST_L2, cv2.DIST_MASK_PRECISE) * 2.0
+    h2, w2 = dist.shape
+
+    def near(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
+        ix = np.clip((np.asarray(x) / 2.0).astype(int), 0, w2 - 1)
+        iy = np.clip((np.asarray(y) / 2.0).astype(int), 0, h2 - 1)
+        return dist[iy, ix] <= np.asarray(r) + slack
+    return near
+
+
 def _boxes(mask: np.ndarray, grow: int, shape: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
     """Full-resolution (x0, y0, x1, y1) around every changed blob, grown by `grow` px, overlapping ones merged."""
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -202,24 +255,23 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
     if step < 1:
         return None   # crops must lie on the maps' grid
     slack = change.margin_px + 1.5   # the half-resolution distance map is good to a px
-
-    if mask.any():
-        # Distance (full-resolution px) from every place to the nearest change: a circle comes within
-        # `margin_px` of a change when that distance at its centre is under its radius plus the margin.
-        dist = cv2.distanceTransform((1 - mask).astype(np.uint8), cv2.DIST_L2, cv2.DIST_MASK_PRECISE) * 2.0
-        h2, w2 = dist.shape
-
-        def near(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
-            ix = np.clip((np.asarray(x) / 2.0).astype(int), 0, w2 - 1)
-            iy = np.clip((np.asarray(y) / 2.0).astype(int), 0, h2 - 1)
-            return dist[iy, ix] <= np.asarray(r) + slack
-    else:
-        def near(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
-            return np.zeros(np.shape(x), bool)
+    near = _near_change(mask, slack)
 
     def touched(f: DiskFit) -> bool:
         return bool(near(np.array([f.cx]), np.array([f.cy]), np.array([f.r_px]))[0])
 
+    # A disk no change came near whose outline no longer looks as it did left its place below the change's level
+    # (a dim disk on a cloth of its shade): its place is measured again, as a change would have it. `mask` stays
+    # what the pixels say (the arrivals read it).
+    resting = [f for f in reference.fits if not touched(f)]
+    gone = [f for f, kept in zip(resting, outline_kept(rect, before, resting, ppm, change)) if not kept]
+    redo_mask = mask
+    if gone:
+        redo_mask = mask.copy()
+        for f in gone:
+            cv2.circle(redo_mask, (int(round((f.cx - 0.5) / 2.0)), int(round((f.cy - 0.5) / 2.0))),
+                       int(math.ceil(f.r_px / 2.0)), 1, -1)
+        near = _near_change(redo_mask, slack)
     carried = [f for f in reference.fits if not touched(f)]
     redo = [f for f in reference.fits if touched(f)]
     fits = list(carried)
@@ -238,11 +290,11 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
 
     boxes: list[tuple[int, int, int, int]] = []
     face, rim, height = reference.maps.face.copy(), reference.maps.rim.copy(), reference.maps.height.copy()
-    if mask.any():
+    if redo_mask.any():
         r_max = max(sizes.radius(s) for s in SIZE_CLASSES) * ppm
         # Every disk touching a change lies wholly within 2 radii and the margin of it, and the rim look reaches
         # a few px beyond a rim.
-        boxes = _boxes(mask, int(math.ceil(2.0 * r_max + slack + 8.0)), rect.shape)
+        boxes = _boxes(redo_mask, int(math.ceil(2.0 * r_max + slack + 8.0)), rect.shape)
         seeds = seeds_from(previous, calibration, sizes)
         bx0, by0, bx1, by1 = battlefield_px(calibration)
         for x0, y0, x1, y1 in boxes:
@@ -284,7 +336,7 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
     # one frame's eye). A disk on the table is the eye's to find again: one it no longer finds was a mistake.
     found_ids = {f.seed_id for f in fits if f.seed_id is not None}
     fits += [f for f in redo if f.seed_id is not None and f.seed_id not in found_ids and (f.seed_z or 0) > 0
-             and _face_still(mask, f, ppm)
+             and _face_still(redo_mask, f, ppm)
              and not any(o.size == f.size and math.hypot(o.cx - f.cx, o.cy - f.cy) < 0.5 * f.r_px for o in fits)]
     if arrival is not None and mask.any():
         radii = {s: sizes.radius(s) * ppm for s in SIZE_CLASSES}

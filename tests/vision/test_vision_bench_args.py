@@ -27,6 +27,7 @@ _NOTHING = ["--speed-seeds", "0", "--clip-seeds", "0", "--cover-seeds", "0", "--
     (["--change", "nonsense=3"], "--change"),
     (["--change", "level=x"], "--change"),
     (["--change", "level=500"], "--change"),
+    (["--change", "level=off"], "--change"),
 ])
 def test_nonsense_is_one_clear_line(args, says, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -53,5 +54,6 @@ def test_the_live_table_change_settings_are_played(monkeypatch):
     monkeypatch.setattr(bv, "history", lambda *a, **k: seen.append(k["live_settings"]["change"]) or {})
     monkeypatch.setattr(bv, "markdown", lambda *a, **k: "")
     assert bv.main(["--speed-seeds", "0", "--clip-seeds", "1", "--cover-seeds", "0", "--stack-seeds", "0",
-                    "--live-seeds", "0", "--change", "level=20", "--change", "speck_px=5", "--no-exposure-match"]) == 0
-    assert [(c.level, c.speck_px, c.match_exposure) for c in seen] == [(20.0, 5, False)]
+                    "--live-seeds", "0", "--change", "level=20", "--change", "speck_px=5", "--change", "outline_match=off",
+                    "--no-exposure-match"]) == 0
+    assert [(c.level, c.speck_px, c.match_exposure, c.outline_match) for c in seen] == [(20.0, 5, False, None)]

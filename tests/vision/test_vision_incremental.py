@@ -12,7 +12,7 @@ import pytest
 
 from tablesight.scene import Scene
 from vision.detect import locate_disks, sizes_for
-from vision.incremental import ChangeConfig, change_mask, detect_changed, reference_for
+from vision.incremental import ChangeConfig, change_mask, detect_changed, outline_kept, reference_for
 from vision.live import LiveTable, PipelineConfig
 from vision.motion import MotionConfig
 from vision.scene_match import visible_fraction
@@ -142,8 +142,45 @@ def test_change_mask_ignores_sensor_noise_and_sees_a_disk():
     assert np.hypot(xs * 2 + 1 - 640, ys * 2 + 1 - 490).max() < 22 + 4      # the new disk (40 px margin)
 
 
+def test_a_disk_that_left_below_the_change_level_is_not_carried():
+    # regression: a dim disk on a cloth of its shade (a dark room) moved away without a change of `level`, and the
+    # live table carried it at its old place for the rest of the clip. A level no pixel reaches stands for it here.
+    cal, sizes, tracker, scene, ref = _committed(TABLE)
+    left = [d for k, d in enumerate(TABLE) if k != 6]          # the large red disk at (760, 700) is taken away
+    blind = ChangeConfig(level=255.0)
+    res = detect_changed(draw_table(left, 5), cal, sizes, scene, ref, change=blind)
+    assert res is not None and res.changed_share == 0.0
+    assert all(math.hypot(d.x_mm - 760, d.y_mm - 700) > 20 for d in res.detection.scene.disks)
+    assert len(res.detection.scene.disks) == len(scene.disks) - 1
+    # without the outline's look, the disk stays where it was (what the clip showed)
+    res = detect_changed(draw_table(left, 5), cal, sizes, scene, ref,
+                         change=ChangeConfig(level=255.0, outline_match=None))
+    assert any(math.hypot(d.x_mm - 760, d.y_mm - 700) < 2 for d in res.detection.scene.disks)
+
+
+def test_a_disk_outline_is_kept_under_noise_and_exposure_and_lost_when_it_leaves():
+    from dataclasses import replace
+
+    from vision.fit import DiskFit
+
+    with_disk, without = draw_table(TABLE, 5), draw_table(TABLE[:6], 5)
+    fit = DiskFit(cx=800.0, cy=740.0, r_px=44.5, size="large", rim_fraction=1.0, open_consistency=1.0,
+                  residual_px=0.0, ring_bgr=(0.0, 0.0, 0.0), confidence=0.9)    # (760, 700) mm, 40 mm margin
+    other = replace(fit, cx=190.0, cy=190.0, r_px=32.0, size="medium")                 # (150, 150) mm, stays
+    assert outline_kept(with_disk, with_disk, [fit, other], 1.0).tolist() == [True, True]
+    assert outline_kept(draw_table(TABLE, 6), with_disk, [fit], 1.0).all()          # other sensor noise
+    brighter = np.clip(with_disk.astype(np.float32) * 1.15 + 5, 0, 255).astype(np.uint8)
+    assert outline_kept(brighter, with_disk, [fit], 1.0).all()
+    assert outline_kept(without, with_disk, [fit, other], 1.0).tolist() == [False, True]
+    # where the reference band shows no colour spread there is nothing to tell by: the disk stands
+    flat = np.full_like(with_disk, 90)
+    assert outline_kept(without, flat, [fit], 1.0).all()
+    assert outline_kept(without, with_disk, [fit], 1.0, ChangeConfig(outline_match=None)).all()
+    assert outline_kept(without, with_disk, [], 1.0).shape == (0,)
+
+
 @pytest.mark.parametrize("bad", [dict(level=0.0), dict(speck_px=-1), dict(margin_px=-2.0), dict(max_changed=0.0),
-                                 dict(max_changed=1.5)])
+                                 dict(max_changed=1.5), dict(outline_match=1.5), dict(outline_contrast=-1.0)])
 def test_change_settings_are_validated(bad):
     with pytest.raises(ValueError):
         ChangeConfig(**bad)
