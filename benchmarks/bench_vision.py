@@ -128,10 +128,11 @@ def speed(seeds, disks: int, log) -> dict:
             "network": net_ms}
 
 
-def live(seeds, tier: str, log, disks_per_table: int | None = None) -> dict:
+def live(seeds, tier: str, log, disks_per_table: int | None = None, config=None) -> dict:
     """Every frame of game-like clips through the live table (`LiveTable.process`: motion gate on each frame, a
     detection when a changed table has been still long enough: of the whole frame at the first commit, then of
-    the parts that changed), one core: what watching a camera costs per frame."""
+    the parts that changed), one core: what watching a camera costs per frame. `config`: the live pipeline's
+    settings (default `vision.live.PipelineConfig()`)."""
     from vision.live import LiveTable
     from vision.synth.sequence import Sequence
     from vision.synth.truth import truth_calibration
@@ -141,7 +142,7 @@ def live(seeds, tier: str, log, disks_per_table: int | None = None) -> dict:
         seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind="game", disks=disks_per_table)
         cal = truth_calibration(seq.camera)
         cal.rectify_maps()
-        table = LiveTable(None, cal)
+        table = LiveTable(None, cal, config)
         truth = None
         for k in range(len(seq)):
             img, truth, _ = seq[k]
@@ -491,7 +492,11 @@ def main(argv=None) -> int:
     in_families = {(kind, f): history(args.world_seed_lists[kind], args.tier, log, kind, f, live_settings,
                                       alike=args.alike, detector=detector)
                    for f in args.family_list for kind, n in counts.items() if n}
-    lv = live(args.live_seed_list, args.tier, log, args.live_disks or None) if args.live_seeds else None
+    from vision.live import PipelineConfig
+
+    # the live table's per-frame cost with the eye and change detection the options chose
+    lv = live(args.live_seed_list, args.tier, log, args.live_disks or None,
+              PipelineConfig(detector=detector, change=change)) if args.live_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = markdown(sp, hist, command.strip(), args, cover, lv, stack, in_families)
     if args.out:

@@ -110,8 +110,7 @@ class DetectorConfig:
         model files): how the benchmarks take a setting from their command line. ValueError naming what is wrong
         for an unknown name or a value the setting does not take."""
         name, sep, text = setting.partition("=")
-        known = {f.name: f for f in fields(self)}
-        if not sep or name not in known:
+        if not sep or name not in {f.name for f in fields(self)}:
             raise ValueError(f"{setting!r}: expected NAME=VALUE with NAME a DetectorConfig setting")
         old = getattr(self, name)
         if text == "off":

@@ -272,7 +272,7 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
             cv2.circle(redo_mask, (int(round((f.cx - 0.5) / 2.0)), int(round((f.cy - 0.5) / 2.0))),
                        int(math.ceil(f.r_px / 2.0)), 1, -1)
         near = _near_change(redo_mask, slack)
-    carried = [f for f in reference.fits if not touched(f)]
+    carried = [f for f in reference.fits if not touched(f)] if gone else resting
     redo = [f for f in reference.fits if touched(f)]
     fits = list(carried)
     carried_ids = {f.seed_id for f in carried if f.seed_id is not None}

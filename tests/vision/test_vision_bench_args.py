@@ -54,6 +54,17 @@ def test_the_live_table_change_settings_are_played(monkeypatch):
     monkeypatch.setattr(bv, "history", lambda *a, **k: seen.append(k["live_settings"]["change"]) or {})
     monkeypatch.setattr(bv, "markdown", lambda *a, **k: "")
     assert bv.main(["--speed-seeds", "0", "--clip-seeds", "1", "--cover-seeds", "0", "--stack-seeds", "0",
-                    "--live-seeds", "0", "--change", "level=20", "--change", "speck_px=5", "--change", "outline_match=off",
+                    "--live-seeds", "0", "--change", "level=20", "--change", "speck_px=5",
+                    "--change", "outline_match=off",
                     "--no-exposure-match"]) == 0
     assert [(c.level, c.speck_px, c.match_exposure, c.outline_match) for c in seen] == [(20.0, 5, False, None)]
+
+
+def test_the_live_tables_cost_is_timed_with_the_settings_chosen(monkeypatch):
+    seen = []
+    monkeypatch.setattr(bv, "live", lambda *a, **k: seen.append(a[4]) or {})
+    monkeypatch.setattr(bv, "markdown", lambda *a, **k: "")
+    assert bv.main(["--speed-seeds", "0", "--clip-seeds", "0", "--cover-seeds", "0", "--stack-seeds", "0",
+                    "--live-seeds", "1", "--live-detector", "lone_probability=off",
+                    "--change", "outline_match=off"]) == 0
+    assert [(c.detector.lone_probability, c.change.outline_match) for c in seen] == [(None, None)]
