@@ -31,9 +31,11 @@ of them each path finds (the live table's looks for disks seen arriving, `vision
 on the classic look's test seeds, a second check of a choice), and
 `--alike` prints the families' disks alike, each army's of one size in one print, set out in lines and heaps (a set
 of chips: `Sequence(..., alike=True)`).
-`--arrival SETTING=VALUE` (or `off`), `--change SETTING=VALUE`, `--no-exposure-match` and `--live-detector
-SETTING=VALUE` (a `DetectorConfig` setting of the live table's eye) change the live table's settings, so that each
-choice of `vision.arrival`, `vision.incremental` and `vision.live.LIVE_DETECTOR` can be rerun, e.g.
+`--arrival SETTING=VALUE` (or `off`), `--change SETTING=VALUE`, `--no-exposure-match`, `--live-detector
+SETTING=VALUE` (a `DetectorConfig` setting of the live table's eye where the table changed) and
+`--live-whole-detector SETTING=VALUE` (of its eye on a whole frame: its first commit) change the live table's
+settings, so that each choice of `vision.arrival`, `vision.incremental` and the live table's eyes
+(`vision.live.PipelineConfig`) can be rerun, e.g.
 `--seeds tuning --clip-seeds 0 --cover-seeds 0 --speed-seeds 0 --live-seeds 0 --stack-seeds 4 --arrival rest_mm=1`.
 """
 
@@ -163,12 +165,13 @@ PATHS = ("history", "changed", "single")
 
 
 def history(seeds, tier: str, log, kind: str = "game", family: str | None = None, live_settings: dict | None = None,
-            paths: tuple[str, ...] = PATHS, alike: bool = False, detector=None) -> dict:
+            paths: tuple[str, ...] = PATHS, alike: bool = False, live=None) -> dict:
     """Play clips of `kind` (`vision.synth.sequence.CLIP_KINDS`) through the pipeline with history and from the
     single frame; tallies scored at the last frame of every stable moment. `family`: played in that family's rooms
     of the randomized world (default: the classic look); `alike`: their disks printed alike, in lines and heaps
     (`Sequence(..., alike=True)`). `live_settings`: keyword arguments for the live table's `detect_changed`
-    (`arrival`, `change`); `detector`: the live table's eye (default `vision.live.LIVE_DETECTOR`). `paths`: which
+    (`arrival`, `change`); `live`: the live table's settings, its eyes among them (default
+    `vision.live.PipelineConfig()`). `paths`: which
     of `PATHS` to play (the whole frame seeded by history, the live table's changed parts, the single frame)."""
     from eval_vision import match
     from vision.scene_match import visible_fraction
@@ -182,7 +185,7 @@ def history(seeds, tier: str, log, kind: str = "game", family: str | None = None
     if not paths or set(paths) - set(PATHS):
         raise ValueError(f"paths must be some of {PATHS}")
     tallies = {path: _new_tally() for path in paths}
-    live = PipelineConfig() if detector is None else PipelineConfig(detector=detector)  # its eye, its passes
+    live = live or PipelineConfig()   # its eyes, its passes
     for seed in seeds:
         seq = Sequence(seed, tier=tier, resolution="1080p", cache_frames=2, kind=kind, family=family, alike=alike)
         cal = truth_calibration(seq.camera, None if family is None else seq.steps[0].setup.diameters_mm)
@@ -207,7 +210,7 @@ def history(seeds, tier: str, log, kind: str = "game", family: str | None = None
                 changed = None if reference is None else detect_changed(rect, cal, sizes, live_previous, reference,
                                                                              live.detector, **(live_settings or {}))
                 det = changed.detection if changed is not None else \
-                    locate_disks(rect, cal, sizes, live_previous, live.detector, passes=live.whole_passes)
+                    locate_disks(rect, cal, sizes, live_previous, live.whole_detector, passes=live.whole_passes)
                 live_previous = live_tracker.update(det.scene)
                 reference = reference_for(rect if changed is None else changed.reference_rect, det,
                                           live_tracker.last_ids, live_previous)
@@ -415,6 +418,9 @@ def main(argv=None) -> int:
     p.add_argument("--live-detector", action="append", default=[], metavar="SETTING=VALUE|off",
                    help="a `vision.fit.DetectorConfig` setting of the live table's eye (repeatable), e.g. "
                         "lone_probability=0.9")
+    p.add_argument("--live-whole-detector", action="append", default=[], metavar="SETTING=VALUE|off",
+                   help="a setting of the eye of the live table's commits that read the whole frame (its first; "
+                        "`PipelineConfig.whole_detector`; repeatable)")
     p.add_argument("--change", action="append", default=[], metavar="SETTING=VALUE|off",
                    help="a `vision.incremental.ChangeConfig` setting for the live table (repeatable), e.g. level=20 "
                         "or outline_match=off")
@@ -455,14 +461,17 @@ def main(argv=None) -> int:
     except (TypeError, ValueError) as exc:
         p.error(f"--change: {exc}")
     live_settings = {"arrival": arrival, "change": change}
-    from vision.live import LIVE_DETECTOR
+    from vision.live import PipelineConfig
 
-    detector = LIVE_DETECTOR
-    try:
-        for setting in args.live_detector:
-            detector = detector.changed(setting)
-    except ValueError as exc:
-        p.error(f"--live-detector: {exc}")
+    eyes = {}
+    for option, values in (("detector", args.live_detector), ("whole_detector", args.live_whole_detector)):
+        eyes[option] = getattr(PipelineConfig(), option)
+        try:
+            for setting in values:
+                eyes[option] = eyes[option].changed(setting)
+        except ValueError as exc:
+            p.error(f"--live-{option.replace('_', '-')}: {exc}")
+    live_config = PipelineConfig(change=change, **eyes)
     args.family_list = [f for f in args.families.split(",") if f]
     if args.alike and not args.family_list:
         p.error("--alike: disks printed alike are the randomized world's (give --families)")
@@ -481,22 +490,19 @@ def main(argv=None) -> int:
     args.live_seed_list = list(GATE_SEEDS[-args.live_seeds:]) if args.live_seeds else []
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     sp = speed(args.speed_seed_list, args.disks, log) if args.speed_seeds else None
-    hist = history(args.clip_seed_list, args.tier, log, live_settings=live_settings, detector=detector) \
+    hist = history(args.clip_seed_list, args.tier, log, live_settings=live_settings, live=live_config) \
         if args.clip_seeds else None
-    cover = history(args.cover_seed_list, args.tier, log, "cover", live_settings=live_settings, detector=detector) \
+    cover = history(args.cover_seed_list, args.tier, log, "cover", live_settings=live_settings, live=live_config) \
         if args.cover_seeds else None
-    stack = history(args.stack_seed_list, args.tier, log, "stack", live_settings=live_settings, detector=detector) \
+    stack = history(args.stack_seed_list, args.tier, log, "stack", live_settings=live_settings, live=live_config) \
         if args.stack_seeds else None
     counts = {"game": args.clip_seeds, "cover": args.cover_seeds, "stack": args.stack_seeds}
     args.world_seed_lists = {k: list(world_seeds[:n]) for k, n in counts.items()}
     in_families = {(kind, f): history(args.world_seed_lists[kind], args.tier, log, kind, f, live_settings,
-                                      alike=args.alike, detector=detector)
+                                      alike=args.alike, live=live_config)
                    for f in args.family_list for kind, n in counts.items() if n}
-    from vision.live import PipelineConfig
-
-    # the live table's per-frame cost with the eye and change detection the options chose
-    lv = live(args.live_seed_list, args.tier, log, args.live_disks or None,
-              PipelineConfig(detector=detector, change=change)) if args.live_seeds else None
+    # the live table's per-frame cost with the eyes and change detection the options chose
+    lv = live(args.live_seed_list, args.tier, log, args.live_disks or None, live_config) if args.live_seeds else None
     command = "benchmarks/bench_vision.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = markdown(sp, hist, command.strip(), args, cover, lv, stack, in_families)
     if args.out:

@@ -4,6 +4,7 @@ held-out ones no training or tuning run ever saw.
     .venv/bin/python benchmarks/eval_families.py [--frames 6] [--family NAME ...]
                                                  [--tier standard|hard|piled|alike|heaped]
                                                  [--lens truth|markers|plain] [--camera-scale N]
+                                                 [--setting NAME=VALUE ...]
                                                  [--out benchmarks/results/families.md]
 
 For every family (default: the classic look, every training family and every held-out family of
@@ -17,6 +18,7 @@ lens's distortion estimated from the markers, `calibration.lens`); `--lens plain
 that estimate (a plain homography, how such frames were calibrated before). `--camera-scale N` sees every room
 with a camera of N times the pixels a side (`SynthCamera.sharper`: the same view and lens, a 4K webcam or a phone's
 photo at 2 and 3): the eye reads the table at its own scale whatever the camera's, so its figures should hold.
+`--setting NAME=VALUE` runs the eye with one of its settings changed (`DetectorConfig.changed`; repeatable).
 """
 
 from __future__ import annotations
@@ -85,11 +87,15 @@ def frame_calibration(image, camera, diameters: tuple[float, float, float], lens
         return truth_calibration(camera, diameters), False
 
 
-def evaluate_family(family: str, count: int, tier: str, log=print, lens: str = "truth", camera_scale: int = 1
-                    ) -> dict:
+def evaluate_family(family: str, count: int, tier: str, log=print, lens: str = "truth", camera_scale: int = 1,
+                    config=None) -> dict:
     from vision.baseline import detect as baseline
-    from vision.detect import detect_frame
+    from vision.detect import detect_frame as detect_default
+    from vision.fit import DEFAULT_CONFIG
     from vision.synth.render import render_frame
+
+    def detect_frame(image, cal, diam):
+        return detect_default(image, cal, diam, config=config or DEFAULT_CONFIG)
 
     eye, base = Tally(), Tally()
     exact = calibrated = 0
@@ -161,9 +167,20 @@ def main(argv: list[str] | None = None) -> int:
                         "`tablesight calibrate` without --intrinsics), or with none and no estimate")
     p.add_argument("--camera-scale", type=int, default=1, choices=[1, 2, 3, 4],
                    help="cameras with this many times the pixels a side (default 1: 1920x1080)")
+    p.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                   help="one of the eye's settings changed (DetectorConfig; repeatable; `off` for None)")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     cv2.setNumThreads(1)
+    from vision.fit import DEFAULT_CONFIG
+
+    config = DEFAULT_CONFIG
+    try:
+        for setting in args.setting:
+            config = config.changed(setting)
+    except ValueError as exc:
+        print(f"eval_families: {exc}", file=sys.stderr)
+        return 2
     try:
         from vision.synth.world import ALIKE_TIERS, HELD_OUT_FAMILIES, TRAINING_FAMILIES
     except ImportError:
@@ -173,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"eval_families: the classic look has no {args.tier} tables: left out", file=sys.stderr)
         families = [f for f in families if f != "classic"]
     results = [evaluate_family(f, args.frames, args.tier, log=lambda m: print(m, file=sys.stderr), lens=args.lens,
-                               camera_scale=args.camera_scale) for f in families]
+                               camera_scale=args.camera_scale, config=config) for f in families]
     text = markdown(results, set(HELD_OUT_FAMILIES),
                     ".venv/bin/python benchmarks/eval_families.py " + " ".join(argv or sys.argv[1:]))
     print(text)

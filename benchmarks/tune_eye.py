@@ -8,7 +8,7 @@
                                             [--nest-probability P|off] [--nest-search N]
                                             [--lone-judge LONE.onnx] [--lone-probability P|off]
                                             [--tier standard|piled|hard|alike|heaped] [--camera-scale N]
-                                            [--network-px-per-mm S]
+                                            [--network-px-per-mm S] [--setting NAME=VALUE ...]
 
 Frames of twelve training families of the randomized world (two on the `scatter` cloths; `WORLD_TUNING_SEEDS`) and
 of the classic look (`TUNING_SEEDS`), calibrated exactly; one line of totals (recall of disks >= 50 % visible,
@@ -25,7 +25,8 @@ a retrained pair judge, `--nest-judge` a retrained nest judge; `--nest-probabili
 piles instead, `--tier hard` the hard tier's tables (`vision.synth.tiers`), `--tier alike` tables whose disks of
 one army and size are printed alike (chips of a set; the classic look has none), `--tier heaped` the same prints in
 one or two heaps of 12-24 (a bag of chips poured out). `--camera-scale N` sees the same rooms with N times the
-camera's pixels a side (a 4K webcam, a phone's photo).
+camera's pixels a side (a 4K webcam, a phone's photo). `--setting NAME=VALUE` changes any other `DetectorConfig`
+setting (`DetectorConfig.changed`), e.g. `--setting map_views=2`.
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                         "same prints in heaps of 12-24)")
     p.add_argument("--camera-scale", type=int, default=1, choices=[1, 2, 3, 4],
                    help="see the rooms with N times the camera's pixels a side (`SynthCamera.sharper`)")
+    p.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                   help="any other DetectorConfig setting (repeatable; `off` for None)")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
     for name in ("model", "verdict", "judge", "nest_judge", "lone_judge"):
@@ -132,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
             config = replace(config, min_face=args.min_face)
         if args.network_px_per_mm is not None:
             config = replace(config, network_px_per_mm=args.network_px_per_mm)
+        for setting in args.setting:
+            config = config.changed(setting)
         chosen = stacking.DEFAULT_STACKING
         for name in ("height_weight", "judge_weight"):
             if getattr(args, name) is not None:

@@ -126,7 +126,7 @@ def maps_of(rect: np.ndarray, px_per_mm_: float, config: DetectorConfig = DEFAUL
         h, w = rect.shape[:2]
         img = cv2.resize(rect, (max(1, int(round(w / ratio))), max(1, int(round(h / ratio)))),
                          interpolation=cv2.INTER_AREA if ratio > 1 else cv2.INTER_LINEAR)
-    return face_maps(img, config.model_path)
+    return face_maps(img, config.model_path, config.map_views)
 
 
 def map_scale(px_per_mm_: float, network_ppm: float = 1.0) -> float:

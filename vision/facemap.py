@@ -66,8 +66,18 @@ class FaceMaps:
         return (np.asarray(uv, np.float64) + 0.5) * STRIDE - 0.5
 
 
-def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMaps:
-    """The face, rim and height maps of a rectified BGR image (1 px/mm)."""
+MAP_VIEWS = (1, 2, 4)  # how many mirror images of the frame the network may read (`face_maps`)
+
+
+def face_maps(rect: np.ndarray, model_path: Path | str | None = None, views: int = 1) -> FaceMaps:
+    """The face, rim and height maps of a rectified BGR image (1 px/mm).
+
+    `views` 2 or 4: the network also reads the image mirrored left-right (and upside down, and both), each view's
+    maps mirrored back and all averaged. It learned every crop in its quarter turns and mirror images, so the
+    views should agree; where they do not, the mean is the steadier reading (test-time augmentation). Each view
+    costs one more run of the network."""
+    if views not in MAP_VIEWS:
+        raise ValueError(f"views must be one of {MAP_VIEWS}, got {views!r}")
     if rect.ndim != 3 or rect.shape[2] != 3 or rect.dtype != np.uint8:
         raise InputError(f"face_maps: expected a BGR uint8 image, got {rect.dtype} {rect.shape}")
     h, w = rect.shape[:2]
@@ -85,10 +95,16 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None) -> FaceMap
             np.subtract(plane, np.float32(offset), out=blob[0, k, :h, :w], casting="unsafe")
         blob[0, :, h:, :w] = blob[0, :, h - 1:2 * h - ph - 1 if 2 * h > ph else None:-1, :w]
         blob[0, :, :, w:] = blob[0, :, :, w - 1:2 * w - pw - 1 if 2 * w > pw else None:-1]
-    out = sess.run(None, {sess.get_inputs()[0].name: blob})[0]
+    name = sess.get_inputs()[0].name
+    out = sess.run(None, {name: blob})[0]
     if out.ndim != 4 or out.shape[1] != 3:
         raise InputError(f"the eye's model file gives {out.shape[1] if out.ndim == 4 else '?'} maps, not the 3 "
                          "(face, rim, height) this version reads: retrain it with 'python -m vision.facemap_training'")
+    # the padding is mirrored with the image, so each map pixel covers the same STRIDE x STRIDE pixels in every view
+    for flips in ((3,), (2,), (2, 3))[:views - 1]:
+        out = out + np.flip(sess.run(None, {name: np.ascontiguousarray(np.flip(blob, flips))})[0], flips)
+    if views > 1:
+        out = out / np.float32(views)
     h2, w2 = h // STRIDE, w // STRIDE
     return FaceMaps(face=np.ascontiguousarray(out[0, 0, :h2, :w2]), rim=np.ascontiguousarray(out[0, 1, :h2, :w2]),
                     height=np.ascontiguousarray(out[0, 2, :h2, :w2]))

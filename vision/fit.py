@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from vision.facemap import sample
+from vision.facemap import MAP_VIEWS, sample
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class DetectorConfig:
                                          # diameters it learned (others are brought into them:
                                          # `vision.detect.network_px_per_mm`); tuning frames, recall / precision:
                                          # 0.8 -> 89.0 / 99.4 %, 1 -> 95.0 / 98.5 %, 1.2 -> 96.5 / 97.0 %
+    map_views: int = 1                   # the frame and its mirror images the network reads, maps averaged
+                                         # (`vision.facemap.face_maps`; each view one more run of the network)
     rays: int = 96                       # rim rays per disk
     vote_min: float = 0.12               # candidate: this share of a circle's outline in the rim map
     max_candidates_per_size: int = 160
@@ -75,6 +77,8 @@ class DetectorConfig:
     lone_model: str | None = None         # a lone judge of one's own (None: the shipped one)
 
     def __post_init__(self) -> None:
+        if self.map_views not in MAP_VIEWS:
+            raise ValueError(f"map_views must be one of {MAP_VIEWS}, got {self.map_views!r}")
         if not 24 <= self.rays <= 720:
             raise ValueError("rays must be within 24..720")
         if not 0.5 <= self.network_px_per_mm <= 2.0:

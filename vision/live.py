@@ -84,6 +84,7 @@ class PipelineConfig:
 
     diameters_mm: DiskSizes | None = None         # None: the calibration's measured sizes, else the defaults
     detector: DetectorConfig = LIVE_DETECTOR
+    whole_detector: DetectorConfig = LIVE_DETECTOR  # the eye of a commit that reads the whole frame (the first)
     motion: MotionConfig = field(default_factory=MotionConfig)
     tracker: TrackerConfig = field(default_factory=TrackerConfig)
     change: ChangeConfig | None = field(default_factory=ChangeConfig)  # None: every commit detects the whole frame
@@ -311,9 +312,10 @@ class LiveTable:
                                              self.config.detector, change)
                 if changed is None:
                     # read at another scale than the network learned, the ruler's strip is no place for a disk
+                    whole = self.config.whole_detector
                     ruler = find_ruler(image, calibration) if network_px_per_mm(
-                        self.sizes, self.config.detector.network_px_per_mm) != 1.0 else None
-                    detection = locate_disks(rect, calibration, self.sizes, previous, self.config.detector,
+                        self.sizes, whole.network_px_per_mm) != 1.0 else None
+                    detection = locate_disks(rect, calibration, self.sizes, previous, whole,
                                              passes=self.config.whole_passes, ruler=ruler)
                     reference_rect, info = rect, CommitInfo(True, 1.0, 0)
                 else:

@@ -38,11 +38,12 @@ def _lenient(ev: CircleEvidence) -> float:
     return 1.0 if ev.rim_own >= 0.25 and ev.open_consistency >= 0.45 else 0.0
 
 
-def frame_judgements(job: tuple[str, int, str | None, str, float | None, float | None]
+def frame_judgements(job: tuple[str, int, str | None, str, float | None, float | None, int]
                      ) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of every new circle judged in one frame (family, seed, network, tier, the scale the network reads a
-    table at and the face a circle's inside must show, None: `DetectorConfig`'s), read by the network `model`
-    (None: the shipped one); features in `FEATURES` order, y 1 = disk."""
+    table at and the face a circle's inside must show, None: `DetectorConfig`'s, and the views the network reads,
+    `DetectorConfig.map_views`), read by the network `model` (None: the shipped one); features in `FEATURES` order,
+    y 1 = disk."""
     from dataclasses import replace
 
     from tablesight.scene import SIZE_CLASSES
@@ -54,8 +55,8 @@ def frame_judgements(job: tuple[str, int, str | None, str, float | None, float |
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
-    family, seed, model, tier, network_ppm, min_face = job
-    config = replace(DEFAULT_CONFIG, model_path=model)
+    family, seed, model, tier, network_ppm, min_face, views = job
+    config = replace(DEFAULT_CONFIG, model_path=model, map_views=views)
     if network_ppm is not None:
         config = replace(config, network_px_per_mm=network_ppm)
     if min_face is not None:
@@ -178,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the scale the network reads the tables at (default: DetectorConfig.network_px_per_mm)")
     p.add_argument("--min-face", type=float, default=None,
                    help="the face a circle's inside must show to be judged (default: DetectorConfig.min_face)")
+    p.add_argument("--map-views", type=int, default=1, choices=[1, 2, 4],
+                   help="the frame's mirror images the network reads, maps averaged (DetectorConfig.map_views)")
     p.add_argument("--face-fade", type=float, default=FACE_FADE,
                    help="each circle learned again with its face evidence scaled by up to this much less "
                         "(default 0: not)")
@@ -208,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
 
     share = args.piled_share   # spread evenly, as the face network's training frames
     jobs = [(families[k % len(families)], WORLD_VERDICT_SEEDS[k % len(WORLD_VERDICT_SEEDS)], args.model,
-             tier_of(k, share, args.alike_share), args.network_px_per_mm, args.min_face) for k in range(args.frames)]
+             tier_of(k, share, args.alike_share), args.network_px_per_mm, args.min_face, args.map_views)
+            for k in range(args.frames)]
     t0 = time.time()
     with mp.get_context("fork").Pool(args.workers) as pool:
         got = pool.map(frame_judgements, jobs, chunksize=2)
@@ -225,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     network = "the shipped face network" if args.model is None else f"the face network {Path(args.model).name}"
     if args.network_px_per_mm is not None:
         network += f" at {args.network_px_per_mm:g} px/mm"
+    if args.map_views > 1:
+        network += f", maps averaged over {args.map_views} mirror images"
     if args.min_face is not None:
         network += f", circles judged from a face inside of {args.min_face:g}"
     fade = f"each circle learned again with its face evidence faded by up to {args.face_fade:g}; " \

@@ -24,6 +24,7 @@ _NOTHING = ["--speed-seeds", "0", "--clip-seeds", "0", "--cover-seeds", "0", "--
     (["--alike"], "--alike"),
     (["--live-detector", "nonsense=1"], "--live-detector"),
     (["--live-detector", "lone_probability=2"], "--live-detector"),
+    (["--live-whole-detector", "nest_probability=x"], "--live-whole-detector"),
     (["--change", "nonsense=3"], "--change"),
     (["--change", "level=x"], "--change"),
     (["--change", "level=500"], "--change"),
@@ -36,17 +37,20 @@ def test_nonsense_is_one_clear_line(args, says, capsys):
     assert says in capsys.readouterr().err.strip().splitlines()[-1]
 
 
-def test_the_live_table_eye_changed_is_played(monkeypatch):
+@pytest.mark.parametrize("option, changed, kept", [("--live-detector", "detector", "whole_detector"),
+                                                    ("--live-whole-detector", "whole_detector", "detector")])
+def test_the_live_table_eye_changed_is_played(option, changed, kept, monkeypatch):
     seen = []
-    monkeypatch.setattr(bv, "history", lambda *a, **k: seen.append(k["detector"]) or {})
+    monkeypatch.setattr(bv, "history", lambda *a, **k: seen.append(k["live"]) or {})
     monkeypatch.setattr(bv, "markdown", lambda *a, **k: "")
     assert bv.main(["--speed-seeds", "0", "--clip-seeds", "1", "--cover-seeds", "0", "--stack-seeds", "0",
-                    "--live-seeds", "0", "--live-detector", "lone_probability=0.5"]) == 0
+                    "--live-seeds", "0", option, "lone_probability=0.5"]) == 0
     from dataclasses import replace
 
-    from vision.live import LIVE_DETECTOR
+    from vision.live import PipelineConfig
 
-    assert seen == [replace(LIVE_DETECTOR, lone_probability=0.5)]
+    assert [getattr(c, changed) for c in seen] == [replace(getattr(PipelineConfig(), changed), lone_probability=0.5)]
+    assert [getattr(c, kept) for c in seen] == [getattr(PipelineConfig(), kept)]
 
 
 def test_the_live_table_change_settings_are_played(monkeypatch):
@@ -68,3 +72,19 @@ def test_the_live_tables_cost_is_timed_with_the_settings_chosen(monkeypatch):
                     "--live-seeds", "1", "--live-detector", "lone_probability=off",
                     "--change", "outline_match=off"]) == 0
     assert [(c.detector.lone_probability, c.change.outline_match) for c in seen] == [(None, None)]
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_args", _ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("bench", ["tune_eye", "eval_families"])
+@pytest.mark.parametrize("setting, says", [("nonsense=1", "DetectorConfig setting"), ("map_views=3", "map_views"),
+                                           ("rays", "NAME=VALUE")])
+def test_a_nonsense_setting_of_the_eye_is_one_clear_line(bench, setting, says, capsys):
+    assert _load(bench).main(["--frames", "1", "--setting", setting]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(bench) and says in err[0]

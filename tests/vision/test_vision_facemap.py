@@ -28,6 +28,31 @@ def test_the_shipped_model_is_small_and_gives_two_maps_at_half_resolution():
     assert maps.rim[int(round(v)), int(round(ru)) - 1: int(round(ru)) + 2].max() > 0.5
 
 
+@pytest.mark.parametrize("views, flips", [(2, (1,)), (4, (1,)), (4, (0,)), (4, (0, 1))])
+def test_maps_of_a_mirrored_table_are_the_mirrored_maps_when_the_network_reads_its_mirror_images(views, flips):
+    # the views' mean is the same whichever way up the table lies: a view mirrored back to the wrong place, or
+    # maps averaged over views that are not mirror images of each other, would break it (a whole number of
+    # strides a side, so the padding does not mirror along)
+    img = draw_table([DrawnDisk(300, 300, "medium", 0, "red"), DrawnDisk(380, 330, "small", 1, "blue")], 3)
+    img = np.ascontiguousarray(img[200:200 + 16 * 14, 180:180 + 16 * 17])
+    maps = face_maps(img, views=views)
+    mirrored = face_maps(np.ascontiguousarray(np.flip(img, flips)), views=views)
+    for a, b in ((maps.face, mirrored.face), (maps.rim, mirrored.rim), (maps.height, mirrored.height)):
+        assert np.allclose(np.flip(a, flips), b, atol=1e-5)
+    one_view = face_maps(img)
+    assert not np.allclose(one_view.rim, np.flip(face_maps(np.ascontiguousarray(np.flip(img, flips))).rim, flips),
+                           atol=1e-5)   # one view alone is not exactly mirror-true: the test can tell
+    assert np.abs(one_view.face - maps.face).mean() < 0.02      # and the views agree on the whole
+
+
+def test_the_number_of_views_is_checked():
+    img = draw_table([], 1)[:64, :64]
+    with pytest.raises(ValueError, match="views"):
+        face_maps(img, views=3)
+    with pytest.raises(ValueError, match="map_views"):
+        DetectorConfig(map_views=8)
+
+
 def test_maps_coordinates_round_trip():
     xy = np.array([[0.0, 0.0], [10.5, 3.25]])
     assert np.allclose(FaceMaps.to_rect(FaceMaps.to_map(xy)), xy)

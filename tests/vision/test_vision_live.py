@@ -186,3 +186,20 @@ def test_the_live_table_does_not_ask_the_nest_judge(frames, monkeypatch):
     assert table.state().version == 2 and levels and all(p is None for p in levels)
     detect.detect_frame(one, identity_calibration())
     assert levels[-1] is not None                     # the single frame asks it
+
+
+def test_a_whole_frame_commit_reads_with_the_whole_frame_eye(frames, tmp_path):
+    # the first commit reads the whole frame with `whole_detector`, later ones where the table changed with
+    # `detector`: an eye whose network file is missing is refused only where it is the one asked
+    from vision.fit import DetectorConfig
+
+    missing = DetectorConfig(model_path=str(tmp_path / "missing.onnx"))
+    one, _ = frames
+    for kw, commits in (({"whole_detector": missing}, False), ({"detector": missing}, True)):
+        table = _table(**kw)
+        t = 0.0
+        for _ in range(4):
+            table.process(one, now=t)
+            t += 0.1
+        assert (table.state().version == 1) is commits
+        assert ("model file is missing" in table.state().health.message) is not commits
