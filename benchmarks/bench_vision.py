@@ -447,7 +447,7 @@ def main(argv=None) -> int:
 
     try:
         arrival = None if args.arrival == ["off"] else ArrivalConfig(**{
-            k: float(v) for k, _, v in (a.partition("=") for a in args.arrival)})
+            k: None if v == "off" else float(v) for k, _, v in (a.partition("=") for a in args.arrival)})
     except (TypeError, ValueError) as exc:
         p.error(f"--arrival: {exc}")
     changes = {}

@@ -7,7 +7,10 @@ size class and nowhere around it. Printed art does not change between two settle
 rests where it was measured at the last commit, the change inside it is tested against each smaller size class: a
 circle whose inside changed nearly all over (`min_cover`) with next to no change in a ring just outside it
 (`max_spill`; the face around it that only darkened is the new disk's shadow, not change) is a disk that arrived
-there. Where the new disk's art matches the face it covers (disks of one unit share their art) only its border
+there. Its inside is read at a lower colour step than the change map's (`level`): a disk laid on art of its own
+tones changes it only faintly; the ring around it and the change it leaves unexplained are read at the change
+map's own.
+Where the new disk's art matches the face it covers (disks of one unit share their art) only its border
 changes: the change's enclosed holes are filled, a band just inside the circle (where a border lies) that changed
 nearly all round covers it as well as its whole inside, and each circle is placed where it fits the change best
 while lying wholly on the lower disk, not at the change's centroid. Its centre is then fitted on the rim map
@@ -53,11 +56,19 @@ class ArrivalConfig:
     rim_share: float = 0.3       # share of its outline the rim map must show for its centre to be fitted there
     max_shift_mm: float = 3.0    # the rim fit may move the centre the change gave this far
     confidence: float = 0.8      # the new disk's reported confidence
+    level: float | None = 20.0   # the colour step read as change inside a new disk (None: the change map's own,
+                                 # `ChangeConfig.level`, 30); the ring around it and the change it leaves
+                                 # unexplained are read at the change map's. A disk's art on art of its own tones
+                                 # changes 15-30 levels (tuning stack clips, 12 training rooms: disks put on
+                                 # others found 1039 -> 1073 of 1152 at 20, 1081 at 15 with 8 more made up; all
+                                 # of it read at 20: 1011, the ring around the disk changes too)
 
     def __post_init__(self) -> None:
         for name in ("min_cover", "max_spill", "rim_share", "confidence"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be within 0..1")
+        if self.level is not None and not 0.0 < self.level <= 255.0:
+            raise ValueError(f"level must be within (0, 255] or None, got {self.level!r}")
         for name in ("rest_mm", "max_shift_mm"):
             if not 0.0 <= getattr(self, name) <= 20.0:
                 raise ValueError(f"{name} must be within 0..20")
@@ -82,15 +93,15 @@ def _disk_mask(shape: tuple[int, int], cx: float, cy: float, r: float) -> np.nda
 
 def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Sequence[DiskFit],
                   radii_px: dict[str, float], rect: np.ndarray, reference_rect: np.ndarray, maps: FaceMaps,
-                  scale: float, ppm: float, cfg: DetectorConfig, arrival: ArrivalConfig = DEFAULT_ARRIVAL
-                  ) -> list[DiskFit]:
+                  scale: float, ppm: float, cfg: DetectorConfig, arrival: ArrivalConfig = DEFAULT_ARRIVAL,
+                  faint: np.ndarray | None = None) -> list[DiskFit]:
     """New disks (rectified px) lying wholly on disks that rest where the last commit measured them.
 
     `mask`: the half-resolution change map since the reference (`vision.incremental.change_mask`); `fits`: the
     disks found now, `reference_fits` those of the last commit (seeded with the committed ids); `radii_px`: each
     size class's radius in rectified px; `rect` the rectified frame, `reference_rect` the last commit's pixels at
     its exposure; `maps`: the face / rim / height maps (`scale` rectified px per map px); `ppm`: rectified px per
-    mm."""
+    mm. `faint`: the change map at `arrival.level`, where a new disk's inside is read (None: `mask`)."""
     by_id = {f.seed_id: f for f in reference_fits if f.seed_id is not None}
     px_mm = 0.5 * ppm      # half-resolution px per mm
     mm = ppm / scale       # map px per mm
@@ -103,7 +114,7 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
         before = by_id.get(low.seed_id) if low.seed_id is not None else None
         if before is None or math.hypot(low.cx - before.cx, low.cy - before.cy) > arrival.rest_mm * ppm:
             continue
-        got = _arrived_on(mask, low, radii_px, px_mm, arrival, rect, reference_rect)
+        got = _arrived_on(mask, low, radii_px, px_mm, arrival, rect, reference_rect, faint)
         if got is None:
             continue
         size, r_full, cx, cy = got
@@ -138,7 +149,8 @@ def arrived_disks(mask: np.ndarray, fits: Sequence[DiskFit], reference_fits: Seq
 
 
 def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_mm: float, arrival: ArrivalConfig,
-                rect: np.ndarray, reference_rect: np.ndarray) -> tuple[str, float, float, float] | None:
+                rect: np.ndarray, reference_rect: np.ndarray, faint: np.ndarray | None = None
+                ) -> tuple[str, float, float, float] | None:
     """(size, radius, cx, cy) in rectified px of a circle of a size class that changed on the face of `low` and
     hardly around it, or None. `mask`: the half-resolution change map; `px_mm`: its px per mm; `rect` and
     `reference_rect`: the frame and the last commit's pixels (full resolution), which tell a shadow from new
@@ -156,12 +168,15 @@ def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_m
     shape = (y1 - y0, x1 - x0)
     face = _disk_mask(shape, lx - x0, ly - y0, lr - 0.5 * px_mm)
     window = mask[y0:y1, x0:x1].astype(np.uint8)
-    if (window.astype(bool) & face).sum() < 10:
+    inner = window if faint is None else faint[y0:y1, x0:x1].astype(np.uint8)   # where its inside is read
+    if (inner.astype(bool) & face).sum() < 10:
         return None
     # where the new art matches the old, no change shows: close such holes (about 3 mm)
     k = max(3, int(round(3.0 * px_mm)) | 1)
-    closed = _fill_holes(cv2.morphologyEx(window, cv2.MORPH_CLOSE,
-                                          cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))).astype(np.float32)
+    element = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    closed = _fill_holes(cv2.morphologyEx(window, cv2.MORPH_CLOSE, element)).astype(np.float32)
+    covered = closed if faint is None else \
+        _fill_holes(cv2.morphologyEx(inner, cv2.MORPH_CLOSE, element)).astype(np.float32)
     # around the disk its own shadow darkens the face it lies on (a thick disk's, on one side): that is no change
     spilled = closed * (1.0 - _shadowed(rect, reference_rect, x0, y0, x1, y1))
     in_view = np.ones(shape, np.float32)   # a window cut by the frame's edge: shares of what is in view
@@ -173,8 +188,8 @@ def _arrived_on(mask: np.ndarray, low: DiskFit, radii_px: dict[str, float], px_m
         reach = lr + 0.5 * px_mm - r     # centres this close to the lower one's keep the circle wholly on it
         # change all over its inside, and next to none around it, on the lower disk or past its edge (a disk
         # hanging over the edge changed the cloth there too)
-        cover = np.maximum(_share_map(closed, in_view, _kernel(max(r - _INNER_MM * px_mm, 1.0)), unseen=0.0),
-                           _share_map(closed, in_view, _kernel(r - _BORDER_MM[0] * px_mm, r - _BORDER_MM[1] * px_mm),
+        cover = np.maximum(_share_map(covered, in_view, _kernel(max(r - _INNER_MM * px_mm, 1.0)), unseen=0.0),
+                           _share_map(covered, in_view, _kernel(r - _BORDER_MM[0] * px_mm, r - _BORDER_MM[1] * px_mm),
                                       unseen=0.0))
         spill = _share_map(spilled, in_view, _kernel(r + _RING_MM[1] * px_mm, r + _RING_MM[0] * px_mm), unseen=1.0)
         score = cover - spill

@@ -340,8 +340,10 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
              and not any(o.size == f.size and math.hypot(o.cx - f.cx, o.cy - f.cy) < 0.5 * f.r_px for o in fits)]
     if arrival is not None and mask.any():
         radii = {s: sizes.radius(s) * ppm for s in SIZE_CLASSES}
+        faint = None if arrival.level is None or arrival.level == change.level else \
+            _changed(rect, before, replace(change, level=arrival.level))
         fits += arrived_disks(mask, fits, reference.fits, radii, rect, before,
-                              FaceMaps(face=face, rim=rim, height=height), scale, ppm, config, arrival)
+                              FaceMaps(face=face, rim=rim, height=height), scale, ppm, config, arrival, faint)
     detection = finish_detection(FaceMaps(face=face, rim=rim, height=height), fits, rect, calibration, sizes,
                                  previous, config, unchanged=[k < len(carried) for k in range(len(fits))])
     # The next commit compares with the pixels each disk was measured on: the new frame, except under the

@@ -298,3 +298,42 @@ def test_a_disk_seen_arriving_stays_found_when_a_disk_is_put_down_beside_its_sta
                 found_at[d.id] = (d.x_mm, d.y_mm)
     assert len(found_at) >= 4
     assert dropped == []
+
+
+@pytest.mark.parametrize("arrival, found", [(ArrivalConfig(level=None), False), (ArrivalConfig(), True)])
+def test_a_disk_arriving_below_the_change_level_is_found_at_the_arrivals_own_level(arrival, found):
+    # A small disk carried onto a large one whose face it matches but for a step of 22 in every channel: the change
+    # map (level 30) sees it leave its place but not arrive; read at the arrival's own level it is found there.
+    from tablesight.scene import Scene
+    from vision.detect import locate_disks, sizes_for
+    from vision.incremental import detect_changed, reference_for
+    from vision.synth.drawn import DrawnDisk, draw_table, identity_calibration
+    from vision.tracker import Tracker
+
+    large, small = DrawnDisk(300, 300, "large", 0, "blue"), DrawnDisk(650, 600, "small", 0, "red")
+    cal = identity_calibration()
+    sizes = sizes_for(cal)
+    before = cal.rectify(draw_table([large, small], 5))
+    after = cal.rectify(draw_table([large], 5))       # the same cloth and large disk; the small one gone from there
+    cx, cy = cal.table_to_rectified(np.array([[large.x_mm + 4.0, large.y_mm - 3.0]]))[0]
+    inside = np.zeros(after.shape[:2], np.uint8)
+    cv2.circle(inside, (int(round(cx)), int(round(cy))), int(round(small.radius)), 1, -1)
+    after[inside > 0] = np.clip(after[inside > 0].astype(np.int16) + 22, 0, 255).astype(np.uint8)
+    tracker = Tracker()
+    det = locate_disks(before, cal, sizes, None)
+    previous = tracker.update(det.scene)
+    assert len(previous.disks) == 2
+    reference = reference_for(before, det, tracker.last_ids, previous)
+    changed = detect_changed(after, cal, sizes, previous, reference, arrival=arrival)
+    assert changed is not None
+    got = [d for d in changed.detection.scene.disks if d.size == "small"]
+    assert bool(got) is found
+    if found:
+        assert math.hypot(got[0].x_mm - large.x_mm - 4.0, got[0].y_mm - large.y_mm + 3.0) < 2.0 and got[0].z == 1
+    assert isinstance(changed.detection.scene, Scene)
+
+
+def test_the_arrivals_own_level_is_validated():
+    for bad in (0.0, -5.0, 300.0):
+        with pytest.raises(ValueError, match="level"):
+            ArrivalConfig(level=bad)

@@ -88,3 +88,12 @@ def test_a_nonsense_setting_of_the_eye_is_one_clear_line(bench, setting, says, c
     assert _load(bench).main(["--frames", "1", "--setting", setting]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(bench) and says in err[0]
+
+
+def test_the_arrival_settings_are_played_and_off_is_the_change_maps_level(monkeypatch):
+    seen = []
+    monkeypatch.setattr(bv, "history", lambda *a, **k: seen.append(k["live_settings"]["arrival"]) or {})
+    monkeypatch.setattr(bv, "markdown", lambda *a, **k: "")
+    assert bv.main(["--speed-seeds", "0", "--clip-seeds", "1", "--cover-seeds", "0", "--stack-seeds", "0",
+                    "--live-seeds", "0", "--arrival", "level=off", "--arrival", "rest_mm=2"]) == 0
+    assert [(a.level, a.rest_mm) for a in seen] == [(None, 2.0)]
