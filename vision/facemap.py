@@ -73,9 +73,10 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None, views: int
     """The face, rim and height maps of a rectified BGR image (1 px/mm).
 
     `views` 2 or 4: the network also reads the image mirrored left-right (and upside down, and both), each view's
-    maps mirrored back and all averaged. It learned every crop in its quarter turns and mirror images, so the
-    views should agree; where they do not, the mean is the steadier reading (test-time augmentation). Each view
-    costs one more run of the network."""
+    maps mirrored back and all averaged (test-time augmentation). It learned every crop in its quarter turns and
+    mirror images, so the views agree closely; with the shipped network the mean found no more disks on the tuning
+    frames and made up more (`benchmarks/results/vision.md`), so the eye reads one view. Each view costs one more
+    run of the network."""
     if views not in MAP_VIEWS:
         raise ValueError(f"views must be one of {MAP_VIEWS}, got {views!r}")
     if rect.ndim != 3 or rect.shape[2] != 3 or rect.dtype != np.uint8:
