@@ -1,6 +1,7 @@
 """The eye on disk sizes no training run drew: small chips, chips all of one size, very large disks.
 
-    .venv/bin/python benchmarks/eval_sizes.py [--frames 3] [--split tuning|held-out] [--lower-bound MM] [--out FILE]
+    .venv/bin/python benchmarks/eval_sizes.py [--frames 3] [--split tuning|held-out] [--lower-bound MM]
+        [--tier standard|alike|heaped] [--rows 0,3] [--at-scale-only] [--setting NAME=VALUE ...] [--out FILE]
 
 The face network learned disks of 28-110 mm at 1 px/mm (`vision.facemap.TRAINED_DIAMETERS_MM`); the eye shows it
 other sizes at a scale that brings them in (`vision.detect.network_px_per_mm`). Frames: the tuning seeds of six
@@ -11,13 +12,17 @@ disks of a row's sizes (`world_table(..., diameters_mm=...)`), calibrated exactl
 at the network's scale and once at 1 px/mm whatever the sizes (the reading before). Recall of disks >= 50 %
 visible, precision, centre error and stacking order (`benchmarks/eval_vision.py`'s scoring); size classes are
 not scored (chips of one size have one). `--lower-bound MM` reads the table as if the network had learned disks
-from MM up (the choice of the bound: 24 / 28 / 32 mm were compared on the tuning split).
+from MM up (the choice of the bound: 24 / 28 / 32 mm were compared on the tuning split). `--tier alike` / `heaped`
+draws each army's disks printed alike in lines and heaps / poured out in heaps instead of the usual tables;
+`--setting` changes one of the eye's settings (`DetectorConfig.changed`; e.g. `one_size_mm=off`, how chips of one
+size were read before).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -49,15 +54,17 @@ def split_frames(split: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
 
 
 def run_row(rendered, detected_with, frames: int, at_network_scale: bool, split: str = "tuning",
-            lower_bound: float | None = None) -> Tally:
+            lower_bound: float | None = None, tier: str = "standard", config=None) -> Tally:
     from vision import detect
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
     from vision.synth.world import world_table
 
+    config = config or detect.DEFAULT_CONFIG
     trained = detect.TRAINED_DIAMETERS_MM
     if not at_network_scale:   # every size inside the "trained" range: the table is read at 1 px/mm
         detect.TRAINED_DIAMETERS_MM = (0.0, float("inf"))
+        config = replace(config, one_size_mm=None)
     elif lower_bound is not None:
         detect.TRAINED_DIAMETERS_MM = (lower_bound, trained[1])
     try:
@@ -65,11 +72,12 @@ def run_row(rendered, detected_with, frames: int, at_network_scale: bool, split:
         families, seeds = split_frames(split)
         for family in families:
             for seed in seeds[:frames]:
-                setup, camera = world_table(seed, family, diameters_mm=rendered)
+                setup, camera = world_table(seed, family, tier=tier, diameters_mm=rendered)
                 frame = render_frame(setup, camera)
                 diam = tuple(float(v) for v in setup.diameters_mm)
                 scene = detect.detect_frame(frame.image, truth_calibration(camera, diam),
-                                            detected_with if detected_with is not None else diam)
+                                            detected_with if detected_with is not None else diam,
+                                            config=config)
                 tally.frames += 1
                 score_frame(tally, frame.scene, scene, diam)
         return tally
@@ -77,7 +85,7 @@ def run_row(rendered, detected_with, frames: int, at_network_scale: bool, split:
         detect.TRAINED_DIAMETERS_MM = trained
 
 
-def _scale(sizes, lower_bound: float | None) -> float:
+def _scale(sizes, lower_bound: float | None, config) -> float:
     """The network's px/mm for `sizes`, with the learned range's lower bound taken as `lower_bound` if given."""
     from vision import detect
 
@@ -85,7 +93,7 @@ def _scale(sizes, lower_bound: float | None) -> float:
     if lower_bound is not None:
         detect.TRAINED_DIAMETERS_MM = (lower_bound, trained[1])
     try:
-        return detect.network_px_per_mm(sizes)
+        return detect.network_px_per_mm(sizes, config.network_px_per_mm, config.one_size_mm)
     finally:
         detect.TRAINED_DIAMETERS_MM = trained
 
@@ -104,8 +112,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", default="tuning", choices=SPLITS,
                    help="the training families' tuning seeds, or the held-out families' gate seeds")
     p.add_argument("--lower-bound", type=float, default=None, help="the smallest diameter taken as learned (mm)")
+    p.add_argument("--tier", default="standard", choices=("standard", "alike", "heaped"),
+                   help="the world's tables: as usual, or each army's disks printed alike in lines and heaps "
+                        "(`alike`), or poured out in heaps of 12-24 (`heaped`)")
+    p.add_argument("--rows", default=None,
+                   help="only these rows, by their number in the table (0-5, comma-separated)")
+    p.add_argument("--at-scale-only", action="store_true",
+                   help="read each row at the network's scale only (not also at 1 px/mm, the reading before)")
+    p.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                   help="one of the eye's settings changed (DetectorConfig; repeatable; `off` for None)")
     p.add_argument("--out", default=None, help="write the markdown here")
     args = p.parse_args(argv)
+    from vision.fit import DEFAULT_CONFIG
+
+    config = DEFAULT_CONFIG
+    try:
+        for setting in args.setting:
+            config = config.changed(setting)
+    except ValueError as exc:
+        print(f"eval_sizes: {exc}", file=sys.stderr)
+        return 2
+    try:
+        rows = [ROWS[int(k)] for k in args.rows.split(",")] if args.rows else list(ROWS)
+    except (ValueError, IndexError):
+        print(f"eval_sizes: --rows {args.rows!r}: expected row numbers 0-{len(ROWS) - 1}, comma-separated",
+              file=sys.stderr)
+        return 2
     if args.frames < 1:
         print("eval_sizes: --frames must be at least 1", file=sys.stderr)
         return 2
@@ -117,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     families, _ = split_frames(args.split)
     what = "training families x {} tuning" if args.split == "tuning" else "held-out families x {} gate"
     bound = "" if args.lower_bound is None else f" --lower-bound {args.lower_bound:g}"
+    bound += "" if args.tier == "standard" else f" --tier {args.tier}"
+    bound += "" if not args.rows else f" --rows {args.rows}"
+    bound += " --at-scale-only" if args.at_scale_only else ""
+    bound += "".join(f" --setting {setting}" for setting in args.setting)
     lines = [f"Command: `.venv/bin/python benchmarks/eval_sizes.py --frames {args.frames} --split {args.split}{bound}`",
              "",
              f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", "",
@@ -124,11 +160,12 @@ def main(argv: list[str] | None = None) -> int:
              "| disks | network px/mm | read at | recall >= 50 % visible | precision | centre median / p95 (mm) "
              "| stacking order |",
              "|---|---|---|---|---|---|---|"]
-    for name, rendered, detected_with in ROWS:
-        scale = 1.0 if detected_with is None else _scale(DiskSizes.parse(detected_with), args.lower_bound)
-        ways = (True,) if scale == 1.0 else (False, True)
+    for name, rendered, detected_with in rows:
+        scale = 1.0 if detected_with is None else _scale(DiskSizes.parse(detected_with), args.lower_bound, config)
+        ways = (True,) if scale == 1.0 or args.at_scale_only else (False, True)
         for at_scale in ways:
-            t = run_row(rendered, detected_with, args.frames, at_scale, args.split, args.lower_bound)
+            t = run_row(rendered, detected_with, args.frames, at_scale, args.split, args.lower_bound, args.tier,
+                        config)
             read = "the network's scale" if at_scale and scale != 1.0 else "1 px/mm"
             lines.append(f"| {name} | {scale:.2f} | {read} | {_cells(t)} |")
             print(lines[-1], flush=True)

@@ -29,6 +29,13 @@ class DetectorConfig:
                                          # diameters it learned (others are brought into them:
                                          # `vision.detect.network_px_per_mm`); tuning frames, recall / precision:
                                          # 0.8 -> 89.0 / 99.4 %, 1 -> 95.0 / 98.5 %, 1.2 -> 96.5 / 97.0 %
+    one_size_mm: float | None = 36.0     # chips all of one size are shown to the network at least this large
+                                         # (mm across at the scale read; None: as other tables). Tuning frames,
+                                         # 25 mm chips, recall / precision: the 28 mm the network learned from
+                                         # 89.9 / 98.8 %, in lines and heaps of chips printed alike 64.5 / 97.5,
+                                         # 47.7 / 96.5 %; 36 mm: 94.6 / 98.9, 83.6 / 98.9, 63.2 / 98.2 %; 44 mm
+                                         # lost precision (96.7 %); three sizes shown larger lost both
+                                         # (`benchmarks/results/sizes.md`)
     map_views: int = 1                   # the frame and its mirror images the network reads, maps averaged
                                          # (`vision.facemap.face_maps`; each view one more run of the network)
     rays: int = 96                       # rim rays per disk
@@ -83,6 +90,9 @@ class DetectorConfig:
             raise ValueError("rays must be within 24..720")
         if not 0.5 <= self.network_px_per_mm <= 2.0:
             raise ValueError(f"network_px_per_mm must be within 0.5..2, got {self.network_px_per_mm!r}")
+        if self.one_size_mm is not None and (isinstance(self.one_size_mm, bool)
+                                             or not 5.0 <= self.one_size_mm <= 300.0):
+            raise ValueError(f"one_size_mm must be within 5..300 mm or None, got {self.one_size_mm!r}")
         for name in ("vote_min", "rim_level", "min_rim", "min_rim_history", "accept_probability",
                      "open_consistency_history", "min_face", "copy_distance", "suspect_probability"):
             v = getattr(self, name)

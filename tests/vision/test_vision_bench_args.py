@@ -81,13 +81,29 @@ def _load(name: str):
     return module
 
 
-@pytest.mark.parametrize("bench", ["tune_eye", "eval_families"])
+@pytest.mark.parametrize("bench", ["tune_eye", "eval_families", "eval_sizes"])
 @pytest.mark.parametrize("setting, says", [("nonsense=1", "DetectorConfig setting"), ("map_views=3", "map_views"),
                                            ("rays", "NAME=VALUE")])
 def test_a_nonsense_setting_of_the_eye_is_one_clear_line(bench, setting, says, capsys):
     assert _load(bench).main(["--frames", "1", "--setting", setting]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(bench) and says in err[0]
+
+
+@pytest.mark.parametrize("rows", ["7", "x", "0,,1"])
+def test_eval_sizes_nonsense_rows_are_one_clear_line(rows, capsys):
+    assert _load("eval_sizes").main(["--frames", "1", "--rows", rows]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("eval_sizes: --rows")
+
+
+def test_eval_sizes_plays_the_setting(monkeypatch):
+    sizes = _load("eval_sizes")
+    seen = []
+    monkeypatch.setattr(sizes, "run_row", lambda *a, **k: seen.append((a[3], a[-1].one_size_mm)) or sizes.Tally())
+    monkeypatch.setattr(sizes, "_cells", lambda t: "")
+    assert sizes.main(["--frames", "1", "--rows", "3", "--setting", "one_size_mm=40"]) == 0
+    assert seen == [(False, 40.0), (True, 40.0)]   # both readings get the changed eye
 
 
 def test_the_arrival_settings_are_played_and_off_is_the_change_maps_level(monkeypatch):

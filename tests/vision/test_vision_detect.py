@@ -147,6 +147,35 @@ def test_the_network_reads_at_the_preferred_scale_where_the_disks_stay_in_its_ra
     assert network_px_per_mm(DiskSizes.parse(sizes), preferred) == pytest.approx(scale)
 
 
+@pytest.mark.parametrize("sizes, one_size_mm, scale", [
+    ("25", 36.0, 36 / 25), ("39", 36.0, 1.0), ("100", 36.0, 1.0),    # one size: shown at least that large
+    ("25", None, 28 / 25), ("25", 150.0, 110 / 25),                  # not asked; never past what it learned
+    ("25,30,40", 36.0, 28 / 25), ("44,64,89", 36.0, 1.0)])            # three sizes: as before
+def test_chips_of_one_size_are_shown_to_the_network_at_least_so_large(sizes, one_size_mm, scale):
+    from vision.detect import network_px_per_mm
+
+    assert network_px_per_mm(DiskSizes.parse(sizes), 1.0, one_size_mm) == pytest.approx(scale)
+
+
+@pytest.mark.parametrize("bad", [4.0, 301.0, True, float("nan")])
+def test_one_size_mm_out_of_range_is_refused(bad):
+    from vision.fit import DetectorConfig
+
+    with pytest.raises(ValueError, match="one_size_mm"):
+        DetectorConfig(one_size_mm=bad)
+
+
+def test_a_grid_of_small_chips_printed_alike_is_not_read_as_a_cloth_pattern():
+    """Regression: 30 chips of 25 mm printed alike, set out in rows, were read at the very edge of the diameters
+    the network learned, where a field of round things of one print reads as a cloth's pattern: 17 of 30 found.
+    Shown larger (`DetectorConfig.one_size_mm`), they are found, and nothing is made up."""
+    chips = [DrawnDisk(300 + 40.0 * i, 300 + 40.0 * j, "small", ring="white", radius_mm=12.5)
+             for i in range(6) for j in range(5)]
+    scene = detect_frame(draw_table(chips, 3), identity_calibration(), "25")
+    assert len(_match(chips, scene, tol=3.0)) >= 24
+    assert len(scene.disks) <= len(_match(chips, scene, tol=3.0)) + 1
+
+
 def _chips(seed: int, n: int, radius: float) -> list[DrawnDisk]:
     """`n` chips of one radius scattered apart on the drawn table."""
     rng = np.random.default_rng(seed)
