@@ -43,14 +43,14 @@ def _face_within(upper, lower, n: int = 24) -> float:
     return inside / len(pts)
 
 
-def frame_counts(setup, camera) -> dict[str, int]:
-    from vision.detect import detect_frame
+def frame_counts(setup, camera, config=None) -> dict[str, int]:
+    from vision.detect import DEFAULT_CONFIG, detect_frame
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
 
     frame = render_frame(setup, camera)
     diam = tuple(float(v) for v in setup.diameters_mm)
-    scene = detect_frame(frame.image, truth_calibration(camera, diam), diam)
+    scene = detect_frame(frame.image, truth_calibration(camera, diam), diam, config=config or DEFAULT_CONFIG)
     truth = [t for t in frame.scene.disks if not t.extra.get("held")]
     found = set(match(frame.scene, scene).values())
     lying = [t for t in truth if visible_fraction(t) >= 0.5 and any(
@@ -68,7 +68,7 @@ def frame_counts(setup, camera) -> dict[str, int]:
                 (level, "flags"): len(at),
                 (level, "flags_right"): sum(any(points_at(s, t) for t in missed) for s in at),
                 (level, "flags_on_nothing"): sum(not any(points_at(s, t) for t in truth) for s in at)}
-    return {"lying": len(lying), "missed": len(missed), **out}
+    return {"lying": len(lying), "missed": len(missed), "disks": len(scene.disks), **out}
 
 
 def frames(seeds: str, families: list[str], count: int):
@@ -106,8 +106,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=3, help="frames per family")
     p.add_argument("--family", action="append", default=[], help="families (default: tune_eye's; --seeds gate "
                    "needs them)")
+    p.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                   help="one of the eye's settings changed (DetectorConfig; repeatable; `off` for None), e.g. "
+                        "`nest_probability=off` for the suspicions the live table shows")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
+    from vision.fit import DEFAULT_CONFIG
+
+    config = DEFAULT_CONFIG
+    try:
+        for setting in args.setting:
+            config = config.changed(setting)
+    except ValueError as exc:
+        print(f"suspects: {exc}", file=sys.stderr)
+        return 2
     if args.frames < 1 or (args.seeds == "gate" and not args.family):
         print("suspects: --frames must be >= 1, and --seeds gate needs --family", file=sys.stderr)
         return 2
@@ -116,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, dict[str, int]] = {}
     try:
         for family, setup, camera in frames(args.seeds, args.family, args.frames):
-            c = frame_counts(setup, camera)
+            c = frame_counts(setup, camera, config)
             t = rows.setdefault(family, dict.fromkeys(c, 0) | {"frames": 0})
             t["frames"] += 1
             for k, v in c.items():
@@ -128,8 +140,6 @@ def main(argv: list[str] | None = None) -> int:
         print("suspects: no frames (the families asked for are not among the tuning ones)", file=sys.stderr)
         return 2
     total = {k: sum(r[k] for r in rows.values()) for k in next(iter(rows.values()))}
-    from vision.fit import DEFAULT_CONFIG
-
     level = DEFAULT_CONFIG.suspect_probability
     head = ["| family | frames | disks lying on a larger one | missed | of them pointed at | suspicions | "
             "pointing at a missed disk | at no disk |", "|---|---|---|---|---|---|---|---|"]
@@ -143,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {lv} | {total['frames']} | {total['lying']} | {total['missed']} | "
                      f"{total[(lv, 'missed_flagged')]} | {total[(lv, 'flags')]} | {total[(lv, 'flags_right')]} | "
                      f"{total[(lv, 'flags_on_nothing')]} |")
+    lines += ["", f"Disks the eye reported in all: {total['disks']}" +
+              (f" (settings changed: {', '.join(args.setting)})" if args.setting else "")]
     dated_report(__doc__, " ".join(["benchmarks/suspects.py", *(argv if argv is not None else sys.argv[1:])]), lines,
                  args.out)
     return 0

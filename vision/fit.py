@@ -70,6 +70,9 @@ class DetectorConfig:
                                           # likely is a disk lying on the one it lies within (None: the judge is
                                           # not asked; tuning frames, by pin F1 within the precision floor: 0.7 ->
                                           # 85.6 at precision 97.95 %, 0.9 -> 86.8 at 98.5 %)
+    nest_suspect_probability: float | None = None  # the judge also says which circle within each disk is its
+                                          # suspicion (`suspected_disks`): the likeliest place it finds this likely,
+                                          # not claimed (None: the verdict's suspicions stand)
     nest_model: str | None = None         # a nest judge of one's own (None: the shipped one)
     nest_search: int = 1                  # where the judge is asked besides the suspicions: the likeliest place of
                                           # each smaller size within each accepted disk by the rim map's ring votes
@@ -107,6 +110,9 @@ class DetectorConfig:
             raise ValueError("fit_passes must be within 1..10")
         if self.nest_probability is not None and not 0.0 < self.nest_probability <= 1.0:
             raise ValueError(f"nest_probability must be within (0, 1] or None, got {self.nest_probability!r}")
+        if self.nest_suspect_probability is not None and not 0.0 < self.nest_suspect_probability <= 1.0:
+            raise ValueError(f"nest_suspect_probability must be within (0, 1] or None, "
+                             f"got {self.nest_suspect_probability!r}")
         if self.lone_probability is not None and not 0.0 < self.lone_probability <= 1.0:
             raise ValueError(f"lone_probability must be within (0, 1] or None, got {self.lone_probability!r}")
         if not 0.0 < self.lone_rim <= 1.0:

@@ -83,9 +83,11 @@ def confirmed_nests(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm: float,
                     config: DetectorConfig = DEFAULT_CONFIG) -> list[DiskFit]:
     """`fits` with every suspicion and nest place (`DiskFit.nest_places`) the judge finds at least
     `config.nest_probability` likely added as a disk lying on the disk it lies within (a suspicion so claimed is
-    no longer one; of circles overlapping each other, the likeliest); `fits` as they are when the judge is not
-    asked. `rect`: the rectified image (`px_per_mm` px per mm) the fits were read from."""
-    if config.nest_probability is None:
+    no longer one; of circles overlapping each other, the likeliest); with `config.nest_suspect_probability`, each
+    fit's suspicion is then the likeliest place within it the judge finds at least that likely and no claimed disk
+    overlaps (none where there is no such place). `fits` as they are when the judge is not asked. `rect`: the
+    rectified image (`px_per_mm` px per mm) the fits were read from."""
+    if config.nest_probability is None and config.nest_suspect_probability is None:
         return list(fits)
     asked: list[tuple[int, SuspectedDisk | NestPlace]] = [
         (k, s) for k, f in enumerate(fits) for s in ((f.suspect,) if f.suspect is not None else ()) + f.nest_places]
@@ -97,12 +99,13 @@ def confirmed_nests(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm: float,
     probability = judge_nests(rect, nests, px_per_mm, config.nest_model)
     out = list(fits)
     claimed: list[SuspectedDisk | NestPlace] = []
-    for q in np.argsort(-probability, kind="stable"):
+    order = np.argsort(-probability, kind="stable")
+    for q in order if config.nest_probability is not None else ():
         k, s = asked[q]
         p = float(probability[q])
         if p < config.nest_probability:
             break
-        if any(math.hypot(s.cx - c.cx, s.cy - c.cy) < s.r_px + c.r_px for c in claimed):
+        if any(_overlap(s, c) for c in claimed):
             continue
         claimed.append(s)
         ring = ring_colours(rect, np.array([s.cx]), np.array([s.cy]),
@@ -112,7 +115,21 @@ def confirmed_nests(rect: np.ndarray, fits: Sequence[DiskFit], px_per_mm: float,
         out.append(DiskFit(cx=s.cx, cy=s.cy, r_px=s.r_px, size=s.size, rim_fraction=s.rim_shown,
                            open_consistency=1.0, residual_px=0.0,
                            ring_bgr=(float(ring[0]), float(ring[1]), float(ring[2])), confidence=min(p, 0.999)))
+    if config.nest_suspect_probability is not None:
+        # the judge's likeliest place within each disk is its suspicion, the verdict's none
+        best: dict[int, SuspectedDisk] = {}
+        for q in order:
+            k, s = asked[q]
+            p = float(probability[q])
+            if p < config.nest_suspect_probability:
+                break
+            if k not in best and not any(_overlap(s, c) for c in claimed):
+                best[k] = SuspectedDisk(s.cx, s.cy, s.r_px, s.size, round(p, 4), s.rim_shown)
+        return [replace(f, suspect=best.get(k)) if k < len(fits) else f for k, f in enumerate(out)]
     # a suspicion where a disk is now claimed is none
-    return [replace(f, suspect=None) if f.suspect is not None and any(
-        math.hypot(f.suspect.cx - c.cx, f.suspect.cy - c.cy) < f.suspect.r_px + c.r_px for c in claimed) else f
-        for f in out]
+    return [replace(f, suspect=None) if f.suspect is not None and any(_overlap(f.suspect, c) for c in claimed)
+            else f for f in out]
+
+
+def _overlap(a: SuspectedDisk | NestPlace, b: SuspectedDisk | NestPlace) -> bool:
+    return math.hypot(a.cx - b.cx, a.cy - b.cy) < a.r_px + b.r_px

@@ -81,7 +81,7 @@ def _load(name: str):
     return module
 
 
-@pytest.mark.parametrize("bench", ["tune_eye", "eval_families", "eval_sizes"])
+@pytest.mark.parametrize("bench", ["tune_eye", "eval_families", "eval_sizes", "suspects"])
 @pytest.mark.parametrize("setting, says", [("nonsense=1", "DetectorConfig setting"), ("map_views=3", "map_views"),
                                            ("rays", "NAME=VALUE")])
 def test_a_nonsense_setting_of_the_eye_is_one_clear_line(bench, setting, says, capsys):

@@ -133,6 +133,35 @@ def test_nest_places_are_judged_too_and_of_circles_overlapping_each_other_the_li
                                                  reverse=True)
 
 
+@pytest.mark.parametrize("bad", [0.0, 1.01])
+def test_the_nest_suspect_probability_is_checked(bad):
+    with pytest.raises(ValueError, match="nest_suspect_probability"):
+        DetectorConfig(nest_suspect_probability=bad)
+
+
+@pytest.mark.parametrize("claim, suspects", [
+    (None, [(250.0, 242.0, 0.8), None, (140.0, 400.0, 0.6)]),   # the judge only points: nothing claimed
+    (0.75, [None, None, (140.0, 400.0, 0.6)]),                  # a place overlapping a claimed disk is no suspicion
+])
+def test_the_judge_says_which_suspicion_a_disk_shows(claim, suspects, monkeypatch):
+    import vision.nestjudge as nj
+
+    s = SuspectedDisk(cx=245.0, cy=238.0, r_px=22.0, size="small", probability=0.3, rim_shown=0.4)
+    near = NestPlace(cx=250.0, cy=242.0, r_px=22.0, size="small", rim_shown=0.3)     # overlaps the suspicion
+    weak = NestPlace(cx=100.0, cy=100.0, r_px=16.0, size="small", rim_shown=0.3)
+    apart = NestPlace(cx=140.0, cy=400.0, r_px=16.0, size="small", rim_shown=0.5)
+    fits = [_fit(240.0, 240.0, 44.5, s, (near,)), _fit(100.0, 100.0, 32.0, None, (weak,)),
+            _fit(140.0, 400.0, 32.0, None, (apart,))]
+    judged = {(245.0, 238.0): 0.5, (250.0, 242.0): 0.8, (100.0, 100.0): 0.2, (140.0, 400.0): 0.6}
+    monkeypatch.setattr(nj, "judge_nests", lambda img, nests, *a: np.array([judged[(c.x, c.y)] for c, _ in nests]))
+    img = np.zeros((480, 480, 3), np.uint8)
+    out = confirmed_nests(img, fits, 1.0, replace(DEFAULT_CONFIG, nest_probability=claim, nest_suspect_probability=0.4))
+    assert len(out) == 3 + (claim is not None)
+    got = [None if f.suspect is None else (f.suspect.cx, f.suspect.cy, f.suspect.probability) for f in out[:3]]
+    assert got == suspects
+    assert out[0].suspect is None or out[0].suspect.size == "small"
+
+
 @pytest.mark.parametrize("family,seed", [("photo-thin-felt", 2), ("shapes-none-wood", 3)])
 def test_a_disk_lying_wholly_on_a_larger_one_that_the_verdict_turned_down_is_taken(family, seed):
     # Test seeds in training families' rooms: one frame's verdict turns down a small disk lying wholly on a larger
