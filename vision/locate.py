@@ -114,9 +114,10 @@ def _nest_places(maps: FaceMaps, rect: np.ndarray, done: list[Accepted], suspect
     reads the disk's own cut edge as a disk's: tuning frames, pin F1 85.4 with such circles, 86.4 without, the judge
     trained on both). A disk lying wholly on another shows its outline faintly in the rim map, too faintly to be
     judged at all most of the time (`benchmarks/results/misses.md`); the judge reads the place at full resolution.
-    Only where the judge is asked (`cfg.nest_probability`)."""
+    Only where the judge is asked (`cfg.nest_probability`, `cfg.nest_suspect_probability`)."""
     out: list[tuple[NestPlace, ...]] = [() for _ in done]
-    if cfg.nest_probability is None or cfg.nest_search == 0 or not done:
+    asked = cfg.nest_probability is not None or cfg.nest_suspect_probability is not None
+    if not asked or cfg.nest_search == 0 or not done:
         return out
     smaller = sorted({r for r in radii_map if any(r < 0.95 * a.r_class for a in done)})
     if not smaller:

@@ -275,3 +275,6 @@ def test_nest_places_lie_within_their_disk_and_are_sought_only_where_the_judge_i
     off = fits_with(replace(DEFAULT_CONFIG, nest_probability=None))
     assert all(f.nest_places == () for f in off)
     assert [(f.cx, f.cy, f.size) for f in off] == [(f.cx, f.cy, f.size) for f in fits]
+    # asked about suspicions only, the judge is shown the same places
+    pointing = fits_with(replace(DEFAULT_CONFIG, nest_probability=None, nest_suspect_probability=0.9))
+    assert [f.nest_places for f in pointing] == [f.nest_places for f in fits]
