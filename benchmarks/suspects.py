@@ -71,14 +71,20 @@ def frame_counts(setup, camera, config=None) -> dict[str, int]:
     return {"lying": len(lying), "missed": len(missed), "disks": len(scene.disks), **out}
 
 
-def frames(seeds: str, families: list[str], count: int):
-    """(family, setup, camera) of `count` frames a family."""
+def frames(seeds: str, families: list[str], count: int, skip: int = 0):
+    """(family, setup, camera) of `count` frames a family, after the first `skip` seeds (tuning and test seeds)."""
     if seeds == "tuning":
-        from tune_eye import tuning_frames
+        from tune_eye import FAMILIES
+        from vision.synth.camera import table_camera
+        from vision.synth.scenes import random_table
+        from vision.synth.seeds import TUNING_SEEDS, WORLD_TUNING_SEEDS
+        from vision.synth.tiers import tier_settings
+        from vision.synth.world import world_table
 
-        for family, setup, camera in tuning_frames(count):
-            if not families or family in families:
-                yield family, setup, camera
+        for family in families or FAMILIES:
+            for seed in (TUNING_SEEDS if family == "classic" else WORLD_TUNING_SEEDS)[skip:skip + count]:
+                yield (family, random_table(seed, "standard"), table_camera(seed, tier_settings("standard").camera)) \
+                    if family == "classic" else (family, *world_table(seed, family))
         return
     if seeds == "test":
         from tune_eye import FAMILIES
@@ -89,7 +95,7 @@ def frames(seeds: str, families: list[str], count: int):
         from vision.synth.world import world_table
 
         for family in families or FAMILIES:
-            for seed in TEST_SEEDS[:count]:
+            for seed in TEST_SEEDS[skip:skip + count]:
                 yield (family, random_table(seed, "standard"), table_camera(seed, tier_settings("standard").camera)) \
                     if family == "classic" else (family, *world_table(seed, family))
         return
@@ -104,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", choices=("tuning", "test", "gate"), default="tuning")
     p.add_argument("--frames", type=int, default=3, help="frames per family")
+    p.add_argument("--skip", type=int, default=0, help="leave out the first N tuning or test seeds (frames "
+                   "not used before)")
     p.add_argument("--family", action="append", default=[], help="families (default: tune_eye's; --seeds gate "
                    "needs them)")
     p.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
@@ -120,14 +128,15 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"suspects: {exc}", file=sys.stderr)
         return 2
-    if args.frames < 1 or (args.seeds == "gate" and not args.family):
-        print("suspects: --frames must be >= 1, and --seeds gate needs --family", file=sys.stderr)
+    if args.frames < 1 or args.skip < 0 or (args.seeds == "gate" and (not args.family or args.skip)):
+        print("suspects: --frames must be >= 1, --skip >= 0, and --seeds gate needs --family (and no --skip)",
+              file=sys.stderr)
         return 2
     from tablesight.errors import InputError
 
     rows: dict[str, dict[str, int]] = {}
     try:
-        for family, setup, camera in frames(args.seeds, args.family, args.frames):
+        for family, setup, camera in frames(args.seeds, args.family, args.frames, args.skip):
             c = frame_counts(setup, camera, config)
             t = rows.setdefault(family, dict.fromkeys(c, 0) | {"frames": 0})
             t["frames"] += 1

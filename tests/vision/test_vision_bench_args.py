@@ -106,6 +106,26 @@ def test_eval_sizes_plays_the_setting(monkeypatch):
     assert seen == [(False, 40.0), (True, 40.0)]   # both readings get the changed eye
 
 
+@pytest.mark.parametrize("args", [["--skip", "-1"], ["--seeds", "gate", "--family", "classic", "--skip", "2"]])
+def test_suspects_nonsense_skip_is_one_clear_line(args, capsys):
+    assert _load("suspects").main(["--frames", "1", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("suspects:") and "--skip" in err[0]
+
+
+def test_suspects_skips_seeds(monkeypatch):
+    sus = _load("suspects")
+    from vision.synth import world
+
+    seen = []
+    monkeypatch.setattr(world, "world_table", lambda seed, family, **k: seen.append((family, seed)) or (None, None))
+    got = list(sus.frames("tuning", ["photo-thin-felt"], 2, skip=12))
+    from vision.synth.seeds import WORLD_TUNING_SEEDS
+
+    assert [f for f, _, _ in got] == ["photo-thin-felt"] * 2
+    assert seen == [("photo-thin-felt", s) for s in WORLD_TUNING_SEEDS[12:14]]
+
+
 def test_the_arrival_settings_are_played_and_off_is_the_change_maps_level(monkeypatch):
     seen = []
     monkeypatch.setattr(bv, "history", lambda *a, **k: seen.append(k["live_settings"]["arrival"]) or {})
