@@ -140,8 +140,9 @@ def test_a_folder_that_ends_commits_its_last_still_frame(frames, tmp_path):
 
 
 def test_small_chips_read_at_the_networks_scale_commit_and_keep_their_ids():
-    # 20 mm chips are shown to the network at 1.4 px/mm: the changed-parts detection cannot crop on that grid, so
-    # each commit looks at the whole frame, and the chip already there keeps its id
+    # 20 mm chips of one size are shown to the network at 1.8 px/mm (`DetectorConfig.one_size_mm`): the changed-parts
+    # detection cannot crop on that grid, so each commit looks at the whole frame, and the chip already there keeps
+    # its id
     first = [DrawnDisk(300, 300, "small", 0, "red", radius_mm=10.0)]
     second = first + [DrawnDisk(600, 500, "small", 0, "blue", radius_mm=10.0)]
     one, two = draw_table(first, 4), draw_table(second, 4)
