@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.eval_vision import Tally, metrics, score_frame  # noqa: E402
+from benchmarks.eval_vision import Tally, eye_config, metrics, score_frame  # noqa: E402
 from tablesight.errors import InputError  # noqa: E402
 
 
@@ -172,14 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     cv2.setNumThreads(1)
-    from vision.fit import DEFAULT_CONFIG
-
-    config = DEFAULT_CONFIG
-    try:
-        for setting in args.setting:
-            config = config.changed(setting)
-    except ValueError as exc:
-        print(f"eval_families: {exc}", file=sys.stderr)
+    config = eye_config(args.setting, "eval_families")
+    if config is None:
         return 2
     try:
         from vision.synth.world import ALIKE_TIERS, HELD_OUT_FAMILIES, TRAINING_FAMILIES

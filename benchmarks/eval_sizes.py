@@ -31,7 +31,7 @@ for p in (ROOT, ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from eval_vision import Tally, metrics, score_frame  # noqa: E402
+from eval_vision import Tally, eye_config, metrics, score_frame  # noqa: E402
 
 FAMILIES = ("photo-thin-felt", "paint-wide-printed", "shapes-none-wood", "flat-wide-black", "photo-none-black",
             "paint-thin-wood")
@@ -123,14 +123,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="one of the eye's settings changed (DetectorConfig; repeatable; `off` for None)")
     p.add_argument("--out", default=None, help="write the markdown here")
     args = p.parse_args(argv)
-    from vision.fit import DEFAULT_CONFIG
-
-    config = DEFAULT_CONFIG
-    try:
-        for setting in args.setting:
-            config = config.changed(setting)
-    except ValueError as exc:
-        print(f"eval_sizes: {exc}", file=sys.stderr)
+    config = eye_config(args.setting, "eval_sizes")
+    if config is None:
         return 2
     try:
         rows = [ROWS[int(k)] for k in args.rows.split(",")] if args.rows else list(ROWS)

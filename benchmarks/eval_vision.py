@@ -83,6 +83,21 @@ class Tally:
     frames: int = 0
 
 
+def eye_config(settings, prog: str):
+    """The shipped eye's settings with each `NAME=VALUE` of `settings` changed (`DetectorConfig.changed`; how the
+    benchmarks take `--setting`), or None after one clear line on stderr, `prog: what is wrong`."""
+    from vision.fit import DEFAULT_CONFIG
+
+    config = DEFAULT_CONFIG
+    try:
+        for setting in settings:
+            config = config.changed(setting)
+    except ValueError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+    return config
+
+
 def dated_report(doc: str, command: str, lines: list[str], out: Path | None) -> str:
     """A benchmark's result as markdown: its command, the time and `lines`; printed, and written to `out` under the
     first line of the script's docstring `doc` as title."""

@@ -27,7 +27,7 @@ for p in (ROOT, ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from eval_vision import dated_report, match  # noqa: E402
+from eval_vision import dated_report, eye_config, match  # noqa: E402
 from vision.scene_match import visible_fraction  # noqa: E402
 
 WITHIN = 0.7   # share of a disk's face over one larger disk that makes it one lying on it
@@ -119,14 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                         "`nest_probability=off` for the suspicions the live table shows")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
-    from vision.fit import DEFAULT_CONFIG
-
-    config = DEFAULT_CONFIG
-    try:
-        for setting in args.setting:
-            config = config.changed(setting)
-    except ValueError as exc:
-        print(f"suspects: {exc}", file=sys.stderr)
+    config = eye_config(args.setting, "suspects")
+    if config is None:
         return 2
     if args.frames < 1 or args.skip < 0 or (args.seeds == "gate" and (not args.family or args.skip)):
         print("suspects: --frames must be >= 1, --skip >= 0, and --seeds gate needs --family (and no --skip)",
@@ -149,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         print("suspects: no frames (the families asked for are not among the tuning ones)", file=sys.stderr)
         return 2
     total = {k: sum(r[k] for r in rows.values()) for k in next(iter(rows.values()))}
-    level = DEFAULT_CONFIG.suspect_probability
+    level = config.suspect_probability
     head = ["| family | frames | disks lying on a larger one | missed | of them pointed at | suspicions | "
             "pointing at a missed disk | at no disk |", "|---|---|---|---|---|---|---|---|"]
     lines = [f"At the shipped probability {level}:", "", *head]
