@@ -74,17 +74,11 @@ def frame_counts(setup, camera, config=None) -> dict[str, int]:
 def frames(seeds: str, families: list[str], count: int, skip: int = 0):
     """(family, setup, camera) of `count` frames a family, after the first `skip` seeds (tuning and test seeds)."""
     if seeds == "tuning":
-        from tune_eye import FAMILIES
-        from vision.synth.camera import table_camera
-        from vision.synth.scenes import random_table
-        from vision.synth.seeds import TUNING_SEEDS, WORLD_TUNING_SEEDS
-        from vision.synth.tiers import tier_settings
-        from vision.synth.world import world_table
+        from tune_eye import tuning_frames
 
-        for family in families or FAMILIES:
-            for seed in (TUNING_SEEDS if family == "classic" else WORLD_TUNING_SEEDS)[skip:skip + count]:
-                yield (family, random_table(seed, "standard"), table_camera(seed, tier_settings("standard").camera)) \
-                    if family == "classic" else (family, *world_table(seed, family))
+        for family, setup, camera in tuning_frames(count, skip=skip):
+            if not families or family in families:
+                yield family, setup, camera
         return
     if seeds == "test":
         from tune_eye import FAMILIES

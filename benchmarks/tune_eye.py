@@ -45,8 +45,9 @@ FAMILIES = ("photo-thin-felt", "paint-wide-printed", "shapes-none-wood", "flat-w
             "shapes-thin-scatter", "photo-none-scatter", "classic")
 
 
-def tuning_frames(count: int, tier: str = "standard"):
-    """(family, setup, camera) of `count` tuning frames per family, of the `tier`'s tables."""
+def tuning_frames(count: int, tier: str = "standard", skip: int = 0):
+    """(family, setup, camera) of `count` tuning frames per family, of the `tier`'s tables, after the first `skip`
+    seeds."""
     from vision.synth.camera import table_camera
     from vision.synth.scenes import random_table
     from vision.synth.seeds import TUNING_SEEDS, WORLD_TUNING_SEEDS
@@ -56,7 +57,7 @@ def tuning_frames(count: int, tier: str = "standard"):
     for family in FAMILIES:
         if family == "classic" and tier in ALIKE_TIERS:   # the classic look prints every disk its own way
             continue
-        for seed in (TUNING_SEEDS if family == "classic" else WORLD_TUNING_SEEDS)[:count]:
+        for seed in (TUNING_SEEDS if family == "classic" else WORLD_TUNING_SEEDS)[skip:skip + count]:
             if family == "classic":
                 yield family, random_table(seed, tier), table_camera(seed, tier_settings(tier).camera)
             else:
