@@ -93,7 +93,7 @@ def _scale(sizes, lower_bound: float | None, config) -> float:
     if lower_bound is not None:
         detect.TRAINED_DIAMETERS_MM = (lower_bound, trained[1])
     try:
-        return detect.network_px_per_mm(sizes, config.network_px_per_mm, config.one_size_mm)
+        return detect.network_px_per_mm(sizes, config)
     finally:
         detect.TRAINED_DIAMETERS_MM = trained
 

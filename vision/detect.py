@@ -106,13 +106,14 @@ def sizes_for(calibration: Any, diameters_mm: Any = None) -> DiskSizes:
 # Maps and disks
 
 
-def network_px_per_mm(sizes: DiskSizes, preferred: float = 1.0, one_size_mm: float | None = None) -> float:
-    """The scale (px per mm) the face network reads the table at: `preferred` (`DetectorConfig.network_px_per_mm`;
-    1, where it learned) unless that shows the disks outside the diameters it learned (`TRAINED_DIAMETERS_MM`):
-    then the nearest scale that brings them in, small chips shown larger (their smallest size at the smallest it
-    learned) and very large disks smaller; where no scale brings all of them in, the small ones are kept in range.
-    Chips all of one size are shown at least `one_size_mm` across (`DetectorConfig.one_size_mm`): at the very
-    edge of the learned range a field of them reads to the network as a cloth's pattern."""
+def network_px_per_mm(sizes: DiskSizes, config: DetectorConfig = DEFAULT_CONFIG) -> float:
+    """The scale (px per mm) the face network reads the table at: `config.network_px_per_mm` (1, where it learned)
+    unless that shows the disks outside the diameters it learned (`TRAINED_DIAMETERS_MM`): then the nearest scale
+    that brings them in, small chips shown larger (their smallest size at the smallest it learned) and very large
+    disks smaller; where no scale brings all of them in, the small ones are kept in range. Chips all of one size
+    are shown at least `config.one_size_mm` across: at the very edge of the learned range a field of them reads to
+    the network as a cloth's pattern."""
+    preferred, one_size_mm = config.network_px_per_mm, config.one_size_mm
     lo, hi = TRAINED_DIAMETERS_MM
     if one_size_mm is not None and sizes.small == sizes.large:
         lo = max(lo, min(one_size_mm, hi))
@@ -157,7 +158,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0, se
                  ) -> tuple[list[DiskFit], FaceMaps]:
     """Disks in a rectified BGR image (or a crop of one), and the maps they were read from. `seeds`: the previous
     scene's disks; `battlefield_px` and `where`: see `vision.locate.locate_in_maps`."""
-    net = network_px_per_mm(sizes, config.network_px_per_mm, config.one_size_mm)
+    net = network_px_per_mm(sizes, config)
     maps = maps_of(rect, px_per_mm_, config, net)
     radii = [sizes.radius(s) * px_per_mm_ for s in SIZE_CLASSES]
     scale = map_scale(px_per_mm_, net)
@@ -299,7 +300,7 @@ def finish_detection(maps: FaceMaps, fits: Sequence[DiskFit], rect: np.ndarray, 
     history), weak new circles dropped, disks in contact moved apart: the Detection. `unchanged`: fits carried over
     with nothing changed around them (their pairs keep the previous order)."""
     ppm = px_per_mm(calibration)
-    scale = map_scale(ppm, network_px_per_mm(sizes, config.network_px_per_mm, config.one_size_mm))
+    scale = map_scale(ppm, network_px_per_mm(sizes, config))
     guessed = frozenset(frozenset(p) for p in (previous.extra.get("uncertain_pairs") or ())) \
         if previous is not None else frozenset()
     fits = list(fits)
@@ -336,7 +337,7 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
     if not 1 <= passes <= 3:
         raise ValueError("passes must be within 1..3")
     ppm = px_per_mm(calibration)
-    net = network_px_per_mm(sizes, config.network_px_per_mm, config.one_size_mm)
+    net = network_px_per_mm(sizes, config)
     maps = maps_of(rect, ppm, config, net)
     radii = [sizes.radius(s) * ppm for s in SIZE_CLASSES]
     where = None if ruler is None or net == 1.0 else _off_the_ruler(calibration, ruler)
@@ -372,6 +373,6 @@ def detect_frame(frame_bgr: Any, calibration: Any, diameters_mm: Any = None, pre
     """
     sizes = sizes_for(calibration, diameters_mm)
     rect = rectified_frame(frame_bgr, calibration)
-    net = network_px_per_mm(sizes, config.network_px_per_mm, config.one_size_mm)
+    net = network_px_per_mm(sizes, config)
     ruler = find_ruler(frame_bgr, calibration) if net != 1.0 else None
     return locate_disks(rect, calibration, sizes, previous, config, ruler=ruler).scene

@@ -250,7 +250,7 @@ def detect_changed(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previou
     if share > change.max_changed:
         return None
     ppm = px_per_mm(calibration)
-    scale = map_scale(ppm, network_px_per_mm(sizes, config.network_px_per_mm, config.one_size_mm))
+    scale = map_scale(ppm, network_px_per_mm(sizes, config))
     step = int(round(scale)) if abs(scale - round(scale)) < 1e-9 else 0
     if step < 1:
         return None   # crops must lie on the maps' grid

@@ -316,8 +316,7 @@ class LiveTable:
                 if changed is None:
                     # read at another scale than the network learned, the ruler's strip is no place for a disk
                     whole = self.config.whole_detector
-                    ruler = find_ruler(image, calibration) if network_px_per_mm(
-                        self.sizes, whole.network_px_per_mm, whole.one_size_mm) != 1.0 else None
+                    ruler = find_ruler(image, calibration) if network_px_per_mm(self.sizes, whole) != 1.0 else None
                     detection = locate_disks(rect, calibration, self.sizes, previous, whole,
                                              passes=self.config.whole_passes, ruler=ruler)
                     reference_rect, info = rect, CommitInfo(True, 1.0, 0)

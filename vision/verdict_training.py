@@ -67,7 +67,7 @@ def frame_judgements(job: tuple[str, int, str | None, str, float | None, float |
     sizes = sizes_for(cal, setup.diameters_mm)
     rect = rectified_frame(frame.image, cal)
     ppm = px_per_mm(cal)
-    net = network_px_per_mm(sizes, config.network_px_per_mm, config.one_size_mm)
+    net = network_px_per_mm(sizes, config)
     scale = map_scale(ppm, net)
     truth = [d for d in frame.scene.disks if not d.extra.get("held")]
     xy = table_to_rect(cal, np.array([[d.x_mm, d.y_mm] for d in truth]).reshape(-1, 2))

@@ -6,6 +6,7 @@ network never trained on: these tests hold it to a print it has not seen."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -128,7 +129,7 @@ def test_disks_of_one_diameter_are_reported_as_its_first_class(sizes, size, cano
 
 @pytest.mark.parametrize("sizes, scale", [
     ("44,64,89", 1.0), ("28,40,60", 1.0), ("50,80,110", 1.0),   # inside the diameters the network learned
-    ("20,26,34", 1.4), ("14", 2.0),                              # small chips shown larger
+    ("20,26,34", 1.4), ("14", 36 / 14),                          # small chips shown larger (one size: 36 mm)
     ("60,90,132", 110 / 132), ("25,60,140", 28 / 25)])          # very large disks smaller, unless small ones lose
 def test_the_network_reads_the_table_at_a_scale_that_brings_the_disks_into_its_range(sizes, scale):
     from vision.detect import network_px_per_mm
@@ -144,7 +145,10 @@ def test_the_network_reads_the_table_at_a_scale_that_brings_the_disks_into_its_r
 def test_the_network_reads_at_the_preferred_scale_where_the_disks_stay_in_its_range(sizes, preferred, scale):
     from vision.detect import network_px_per_mm
 
-    assert network_px_per_mm(DiskSizes.parse(sizes), preferred) == pytest.approx(scale)
+    from vision.fit import DEFAULT_CONFIG
+
+    config = replace(DEFAULT_CONFIG, network_px_per_mm=preferred)
+    assert network_px_per_mm(DiskSizes.parse(sizes), config) == pytest.approx(scale)
 
 
 @pytest.mark.parametrize("sizes, one_size_mm, scale", [
@@ -154,7 +158,10 @@ def test_the_network_reads_at_the_preferred_scale_where_the_disks_stay_in_its_ra
 def test_chips_of_one_size_are_shown_to_the_network_at_least_so_large(sizes, one_size_mm, scale):
     from vision.detect import network_px_per_mm
 
-    assert network_px_per_mm(DiskSizes.parse(sizes), 1.0, one_size_mm) == pytest.approx(scale)
+    from vision.fit import DEFAULT_CONFIG
+
+    config = replace(DEFAULT_CONFIG, one_size_mm=one_size_mm)
+    assert network_px_per_mm(DiskSizes.parse(sizes), config) == pytest.approx(scale)
 
 
 @pytest.mark.parametrize("bad", [4.0, 301.0, True, float("nan")])

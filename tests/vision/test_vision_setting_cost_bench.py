@@ -48,3 +48,29 @@ def test_nonsense_is_one_clear_line(bad, capsys):
     assert sc.main([bad]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("setting_cost: ")
+
+
+@pytest.mark.parametrize("args", [["--chips-mm", "3"], ["--chips-mm", "400"], ["--rounds", "0"]])
+def test_nonsense_options_are_one_clear_line(args, capsys):
+    assert sc.main(["one_size_mm=off", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("setting_cost: ")
+
+
+def test_chip_frames_are_drawn_with_the_one_diameter_and_calibrated_with_it(monkeypatch):
+    from vision.synth import render, world
+
+    seen = []
+    monkeypatch.setattr(world, "world_table", lambda seed, family, **k: seen.append((family, k)) or (None, None))
+    monkeypatch.setattr(render, "render_frame", lambda setup, camera: type("F", (), {"image": None})())
+    import vision.synth.truth as truth
+
+    class Cal:
+        def rectify_maps(self):
+            return None
+
+    monkeypatch.setattr(truth, "truth_calibration", lambda camera, diam: seen.append(diam) or Cal())
+    frames = sc.chip_frames(25.0, 2)
+    assert len(frames) == 2
+    assert seen[0] == ("heraldic-wide-felt", {"diameters_mm": (25.0, 25.1, 25.2)})
+    assert seen[1] == (25.0, 25.1, 25.2)
