@@ -150,25 +150,83 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> np.ndarray
     return out
 
 
+# A small tag (the ruler's 24 mm tags are 13-16 px across when the camera stands far), blurred, is often found as a
+# quad whose bits the detector cannot read at that size: on the training families' tuning rooms, 43 of the 81 ruler
+# tags it missed. Each such quad is read again from a crop upsampled REREAD_UPSAMPLE times (there: 95 -> 123 of 176
+# tags read, none wrong; a whole frame upsampled 2x read 122 at four times the cost). A checked cloth gives dozens of
+# such quads (its dark squares); a marker's quad holds black and white bits, so the quads of the widest spread of
+# grey inside are read first, REREAD_MAX_QUADS at most (every ruler tag's quad was among the four widest there).
+REREAD_MAX_SIDE_PX = 40.0
+REREAD_UPSAMPLE = 3
+REREAD_MAX_QUADS = 12
+
+
+def _grey_spread(gray: np.ndarray, q: np.ndarray) -> float:
+    """The standard deviation of the grey inside a quad (4x2 frame px)."""
+    x, y, w, h = cv2.boundingRect(np.round(q).astype(np.int32))
+    x0, y0 = max(0, x), max(0, y)
+    window = gray[y0:y + h, x0:x + w]
+    if window.size == 0:
+        return 0.0
+    mask = np.zeros(window.shape, np.uint8)
+    cv2.fillConvexPoly(mask, np.round(q - (x0, y0)).astype(np.int32), 1)
+    return float(window[mask > 0].std()) if mask.any() else 0.0
+
+
+def _reread_small_quads(gray: np.ndarray, rejected, detector) -> list[tuple[int, np.ndarray]]:
+    """(id, 4x2 corners in frame px) of the markers read from crops round the small quads the detector rejected."""
+    h, w = gray.shape[:2]
+    k = REREAD_UPSAMPLE
+    quads = [np.asarray(quad, np.float64).reshape(4, 2) for quad in rejected]
+    quads = [q for q in quads if np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)) <= REREAD_MAX_SIDE_PX]
+    quads = sorted(quads, key=lambda q: -_grey_spread(gray, q))[:REREAD_MAX_QUADS]
+    out: list[tuple[int, np.ndarray]] = []
+    for q in quads:
+        side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
+        half = int(1.5 * side) + 4           # the quiet zone and the marker's border cell round the quad
+        cx, cy = q.mean(axis=0)
+        x0, y0 = max(0, int(cx) - half), max(0, int(cy) - half)
+        x1, y1 = min(w, int(cx) + half + 1), min(h, int(cy) + half + 1)
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            continue
+        crop = cv2.resize(gray[y0:y1, x0:x1], None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC)
+        corners, found_ids, _ = detector.detectMarkers(crop)
+        if found_ids is None:
+            continue
+        for c, i in zip(corners, found_ids.reshape(-1)):
+            # pixel centres: crop px u is frame px (u + 0.5) / k - 0.5
+            out.append((int(i), (np.asarray(c, np.float64).reshape(4, 2) + 0.5) / k - 0.5 + (x0, y0)))
+    return out
+
+
 def detect_markers(frame: np.ndarray, dictionary: str = "DICT_4X4_50",
-                   ids: set[int] | frozenset[int] | None = None, fast: bool = False) -> dict[int, DetectedMarker]:
+                   ids: set[int] | frozenset[int] | None = None, fast: bool = False,
+                   reread: bool = True) -> dict[int, DetectedMarker]:
     """Markers of `dictionary` in a BGR or grey frame, by id. A marker id seen twice is dropped (ambiguous).
 
     With `ids`, only those ids are kept (others are someone else's markers). `fast`: a single threshold scale
-    (for re-checking known markers every frame; less robust to uneven light than the default).
+    (for re-checking known markers every frame; less robust to uneven light than the default), and small quads
+    whose bits could not be read are not read again upsampled. `reread` False: not read again either (what that
+    step buys is measured by `benchmarks/bench_tags.py`).
     """
     gray = to_gray(frame)
-    corners, found_ids, _ = _detector(dictionary, fast).detectMarkers(gray)
+    detector = _detector(dictionary, fast)
+    corners, found_ids, rejected = detector.detectMarkers(gray)
+    sightings = [] if found_ids is None else [
+        (int(i), np.asarray(c, dtype=np.float64).reshape(4, 2)) for c, i in zip(corners, found_ids.reshape(-1))]
+    wanted = ids is None or bool(set(ids) - {i for i, _ in sightings})
+    if reread and not fast and wanted and rejected is not None and len(rejected):
+        for i, c in _reread_small_quads(gray, rejected, detector):
+            # a crop may hold a marker already read whole; the same place is the same marker
+            if not any(j == i and np.abs(c.mean(0) - d.mean(0)).max() < 2.0 for j, d in sightings):
+                sightings.append((i, c))
     out: dict[int, DetectedMarker] = {}
-    if found_ids is None:
-        return out
     seen: dict[int, int] = {}
-    for c, i in zip(corners, found_ids.reshape(-1)):
-        i = int(i)
+    for i, c in sightings:
         seen[i] = seen.get(i, 0) + 1
         if ids is not None and i not in ids:
             continue
-        out[i] = DetectedMarker(i, refine_corners_by_edges(gray, np.asarray(c, dtype=np.float64).reshape(4, 2)))
+        out[i] = DetectedMarker(i, refine_corners_by_edges(gray, c))
     for i, n in seen.items():
         if n > 1:
             out.pop(i, None)
