@@ -71,13 +71,15 @@ def detect(args: argparse.Namespace) -> int:
         # plans a session's memory over its first two runs: the network at full pace from then on
         for _ in range(FIXED_AFTER + 2):
             detect_rectified(blank, calibration, sizes)
-        # a blank table asks neither judge: their files are read and laid out for the CPU on a first question
+        # a blank table asks no judge: their files are read and laid out for the CPU on a first question
         # (about 25 ms, once per process)
+        from vision.lonejudge import judge_lone
         from vision.nestjudge import judge_nests
         from vision.pairjudge import Circle, judge_pairs
 
         judge_pairs(blank, [(Circle(200.0, 200.0, 22.0), Circle(230.0, 200.0, 32.0))])
         judge_nests(blank, [(Circle(200.0, 200.0, 22.0), Circle(205.0, 200.0, 44.5))])
+        judge_lone(blank, [Circle(200.0, 200.0, 22.0)])
     several = len(paths) > 1
     for p in paths:
         img = _read_image(p)
