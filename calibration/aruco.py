@@ -152,10 +152,11 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> np.ndarray
 
 # A small tag (the ruler's 24 mm tags are 13-16 px across when the camera stands far), blurred, is often found as a
 # quad whose bits the detector cannot read at that size: on the training families' tuning rooms, 43 of the 81 ruler
-# tags it missed. Each such quad is read again from a crop upsampled REREAD_UPSAMPLE times (there: 95 -> 123 of 176
-# tags read, none wrong; a whole frame upsampled 2x read 122 at four times the cost). A checked cloth gives dozens of
-# such quads (its dark squares); a marker's quad holds black and white bits, so the quads of the widest spread of
-# grey inside are read first, REREAD_MAX_QUADS at most (every ruler tag's quad was among the four widest there).
+# tags it missed. Each such quad is read again from a crop upsampled REREAD_UPSAMPLE times (there: 95 -> 119 of 176
+# tags read, none wrong, `benchmarks/bench_tags.py`; a whole frame upsampled 2x read 122 at four times the cost). A
+# checked cloth gives dozens of such quads (its dark squares); a marker's quad holds black and white bits, so the
+# quads of the widest spread of grey inside are read first, REREAD_MAX_QUADS at most (every ruler tag's quad was
+# among the four widest there).
 REREAD_MAX_SIDE_PX = 40.0
 REREAD_UPSAMPLE = 3
 REREAD_MAX_QUADS = 12
@@ -178,11 +179,11 @@ def _reread_small_quads(gray: np.ndarray, rejected, detector) -> list[tuple[int,
     h, w = gray.shape[:2]
     k = REREAD_UPSAMPLE
     quads = [np.asarray(quad, np.float64).reshape(4, 2) for quad in rejected]
-    quads = [q for q in quads if np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)) <= REREAD_MAX_SIDE_PX]
-    quads = sorted(quads, key=lambda q: -_grey_spread(gray, q))[:REREAD_MAX_QUADS]
+    sides = [float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1))) for q in quads]
+    small = sorted(((q, side) for q, side in zip(quads, sides) if side <= REREAD_MAX_SIDE_PX),
+                   key=lambda qs: -_grey_spread(gray, qs[0]))[:REREAD_MAX_QUADS]
     out: list[tuple[int, np.ndarray]] = []
-    for q in quads:
-        side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
+    for q, side in small:
         half = int(1.5 * side) + 4           # the quiet zone and the marker's border cell round the quad
         cx, cy = q.mean(axis=0)
         x0, y0 = max(0, int(cx) - half), max(0, int(cy) - half)

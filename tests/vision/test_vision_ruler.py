@@ -77,7 +77,7 @@ def test_small_chips_are_not_read_along_the_ruler():
 def test_the_ruler_is_found_by_small_soft_tags():
     # Regression: in this room the camera stands far and the ruler's 24 mm tags are about 15 px across, soft; the
     # marker detector found the quads of three of its four tags but read no bits, and the strip placed from the
-    # one tag read was off by several mm at the ruler's far end
+    # one tag read (the end tag) lay 8 mm off at the ruler's other end
     from calibration.aruco import detect_markers
     from vision.synth.render import render_frame
     from vision.synth.truth import truth_calibration
