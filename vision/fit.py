@@ -34,7 +34,8 @@ class DetectorConfig:
                                          # 25 mm chips, recall / precision: the 28 mm the network learned from
                                          # 89.9 / 98.8 %, in lines and heaps of chips printed alike 64.5 / 97.5,
                                          # 47.7 / 96.5 %; 36 mm: 94.6 / 98.9, 83.6 / 98.9, 63.2 / 98.2 %; 44 mm
-                                         # lost precision (96.7 %); three sizes shown larger lost both
+                                         # lost precision (25 mm chips 97.8 %, 39 mm chips printed alike
+                                         # 99.7 -> 98.6 %); three sizes shown larger lost both
                                          # (`benchmarks/results/sizes.md`)
     map_views: int = 1                   # the frame and its mirror images the network reads, maps averaged
                                          # (`vision.facemap.face_maps`; each view one more run of the network)
