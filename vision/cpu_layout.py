@@ -54,6 +54,21 @@ def for_cpu(model_bytes: bytes, block: int = BLOCK) -> bytes:
     return model.SerializeToString()
 
 
+def any_batch(model_bytes: bytes) -> bytes:
+    """The model with its inputs' and outputs' first axis free (a model exported for one image at a time then
+    runs a batch of them, `vision.facemap.face_maps_batch`); a model whose first axes are free already is given
+    back as it is."""
+    model = onnx.load_from_string(model_bytes)
+    axes = [v.type.tensor_type.shape.dim[0] for v in list(model.graph.input) + list(model.graph.output)
+            if len(v.type.tensor_type.shape.dim)]
+    if not any(d.HasField("dim_value") for d in axes):
+        return model_bytes
+    for d in axes:
+        d.Clear()
+        d.dim_param = "batch"
+    return model.SerializeToString()
+
+
 def with_input_shape(model_bytes: bytes, input_shape: tuple[int, ...]) -> bytes:
     """The model fixed to inputs of this one shape: the runtime then knows every tensor's size, so it can add a
     convolution's sum into it even where one part was upsampled (about a tenth faster on the face network)."""

@@ -33,6 +33,7 @@ from vision.candidates import Seed
 from vision.facemap import STRIDE, TRAINED_DIAMETERS_MM, FaceMaps, face_maps
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import lone_circles, locate_in_maps, peaks_of
+from vision.isolate import confirmed_alone
 from vision.lonejudge import confirmed_lone
 from vision.nestjudge import confirmed_nests
 from vision.refine import align_centres, rays_over_lower
@@ -166,6 +167,7 @@ def detect_disks(rect: np.ndarray, sizes: DiskSizes, px_per_mm_: float = 1.0, se
     fits = locate_in_maps(maps, rect, radii, scale, net / STRIDE, seeds, config, battlefield_px, where, peaks=peaks)
     fits = confirmed_lone(rect, fits, lone_circles(maps, rect, fits, radii, scale, net / STRIDE, config,
                                                    battlefield_px, where, peaks=peaks), px_per_mm_, config)
+    fits = confirmed_alone(rect, fits, radii, px_per_mm_, net, config, battlefield_px, where)
     return confirmed_nests(rect, fits, px_per_mm_, config), maps
 
 
@@ -350,6 +352,7 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
                               config, battlefield_px(calibration), where, peaks=peaks)
         fits = confirmed_lone(rect, fits, lone_circles(maps, rect, fits, radii, scale, net / STRIDE, config,
                                                        battlefield_px(calibration), where, peaks=peaks), ppm, config)
+        fits = confirmed_alone(rect, fits, radii, ppm, net, config, battlefield_px(calibration), where)
         fits = confirmed_nests(rect, fits, ppm, config)
         detection = finish_detection(maps, fits, rect, calibration, sizes, seeds_of, config)
     assert detection is not None

@@ -69,6 +69,12 @@ class FaceMaps:
 MAP_VIEWS = (1, 2, 4)  # how many mirror images of the frame the network may read (`face_maps`)
 
 
+def _check_maps(out: np.ndarray) -> None:
+    if out.ndim != 4 or out.shape[1] != 3:
+        raise InputError(f"the eye's model file gives {out.shape[1] if out.ndim == 4 else '?'} maps, not the 3 "
+                         "(face, rim, height) this version reads: retrain it with 'python -m vision.facemap_training'")
+
+
 def face_maps(rect: np.ndarray, model_path: Path | str | None = None, views: int = 1) -> FaceMaps:
     """The face, rim and height maps of a rectified BGR image (1 px/mm).
 
@@ -98,9 +104,7 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None, views: int
         blob[0, :, :, w:] = blob[0, :, :, w - 1:2 * w - pw - 1 if 2 * w > pw else None:-1]
     name = sess.get_inputs()[0].name
     out = sess.run(None, {name: blob})[0]
-    if out.ndim != 4 or out.shape[1] != 3:
-        raise InputError(f"the eye's model file gives {out.shape[1] if out.ndim == 4 else '?'} maps, not the 3 "
-                         "(face, rim, height) this version reads: retrain it with 'python -m vision.facemap_training'")
+    _check_maps(out)
     # the padding is mirrored with the image, so each map pixel covers the same STRIDE x STRIDE pixels in every view
     for flips in ((3,), (2,), (2, 3))[:views - 1]:
         out = out + np.flip(sess.run(None, {name: np.ascontiguousarray(np.flip(blob, flips))})[0], flips)
@@ -109,6 +113,27 @@ def face_maps(rect: np.ndarray, model_path: Path | str | None = None, views: int
     h2, w2 = h // STRIDE, w // STRIDE
     return FaceMaps(face=np.ascontiguousarray(out[0, 0, :h2, :w2]), rim=np.ascontiguousarray(out[0, 1, :h2, :w2]),
                     height=np.ascontiguousarray(out[0, 2, :h2, :w2]))
+
+
+def face_maps_batch(images: np.ndarray, model_path: Path | str | None = None) -> np.ndarray:
+    """The face, rim and height maps, (N, 3, H / STRIDE, W / STRIDE) float32, of N BGR uint8 images of one size
+    (N, H, W, 3), H and W whole multiples of the network's total stride: one run of the network for all of them
+    (`vision.isolate` reads many small windows)."""
+    if images.ndim != 4 or images.shape[3] != 3 or images.dtype != np.uint8:
+        raise InputError(f"face_maps_batch: expected (N, H, W, 3) BGR uint8 images, got {images.dtype} "
+                         f"{images.shape}")
+    n, h, w = images.shape[:3]
+    if h % _ALIGN or w % _ALIGN:
+        raise ValueError(f"face_maps_batch: {h} x {w} is not a whole number of the network's strides ({_ALIGN})")
+    if n == 0:
+        return np.zeros((0, 3, h // STRIDE, w // STRIDE), np.float32)
+    # the session that takes any shape: a batch's size changes from frame to frame (no session fixed to each)
+    sess = session(Path(model_path) if model_path is not None else MODEL_PATH, "model", "vision.facemap_training")
+    blob = images.transpose(0, 3, 1, 2).astype(np.float32)
+    blob -= np.float32(input_offset(sess.get_modelmeta().custom_metadata_map))
+    out = sess.run(None, {sess.get_inputs()[0].name: blob})[0]
+    _check_maps(out)
+    return out
 
 
 def sample(img: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -86,6 +86,16 @@ class DetectorConfig:
                                           # made up 20 on the standard ones, and 0.5 takes all 0.7 takes)
     lone_rim: float = 0.5                 # share of its outline such a circle shows to be asked about
     lone_model: str | None = None         # a lone judge of one's own (None: the shipped one)
+    isolate_face: float | None = 0.3      # a circle the image's edges vote for, read by the network alone
+                                          # (vision.isolate), is a disk with this much face inside and
+    isolate_rim: float = 0.8              # this share of its outline shown (None: not asked). Tuning frames, 4 a
+                                          # family, standard / alike / heaped tables, circles read alone, disks and
+                                          # not: 0.3 and 0.8 2 / 25 / 81 and 1 / 1 / 1; 0.3 and 0.75 2 / 29 / 89
+                                          # and 4 / 5 / 4; 0.5 and 0.8 2 / 25 / 78 and 1 / 1 / 1
+    isolate_window: float = 1.6           # the window it is read in, radii a side (neighbours 1.6 diameters
+                                          # apart out of view)
+    isolate_votes: float = 0.2            # share of its outline whose edges vote for a circle to be read at all
+    isolate_most: int = 40                # circles voted for, at most, of each radius
 
     def __post_init__(self) -> None:
         if self.map_views not in MAP_VIEWS:
@@ -118,6 +128,15 @@ class DetectorConfig:
             raise ValueError(f"lone_probability must be within (0, 1] or None, got {self.lone_probability!r}")
         if not 0.0 < self.lone_rim <= 1.0:
             raise ValueError(f"lone_rim must be within (0, 1], got {self.lone_rim!r}")
+        if self.isolate_face is not None and not 0.0 <= self.isolate_face <= 1.0:
+            raise ValueError(f"isolate_face must be within 0..1 or None, got {self.isolate_face!r}")
+        for name in ("isolate_rim", "isolate_votes"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be within (0, 1], got {getattr(self, name)!r}")
+        if not 1.1 <= self.isolate_window <= 4.0:
+            raise ValueError(f"isolate_window must be within 1.1..4 radii, got {self.isolate_window!r}")
+        if not 1 <= self.isolate_most <= 400:
+            raise ValueError(f"isolate_most must be within 1..400, got {self.isolate_most!r}")
         if not 0 <= self.nest_search <= 4:
             raise ValueError(f"nest_search must be within 0..4, got {self.nest_search!r}")
         if not 0 <= self.disk_thickness_mm <= 20:

@@ -12,7 +12,7 @@ import numpy as np
 import onnxruntime as ort
 
 from tablesight.errors import InputError
-from vision.cpu_layout import for_cpu, input_offset, with_input_shape
+from vision.cpu_layout import any_batch, for_cpu, input_offset, with_input_shape
 
 _lock = threading.Lock()
 _sessions: dict[tuple, ort.InferenceSession] = {}
@@ -78,7 +78,7 @@ def _layout(path: Path, what: str, retrain: str) -> bytes:
     if fast is None:
         if not path.is_file():
             raise InputError(f"the eye's {what} file is missing: {path} (retrain it with 'python -m {retrain}')")
-        fast = _layouts[str(path)] = for_cpu(path.read_bytes())
+        fast = _layouts[str(path)] = any_batch(for_cpu(path.read_bytes()))
     return fast
 
 
