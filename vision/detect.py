@@ -8,6 +8,8 @@ lies on which, table millimetres.
     vision.accept      which circles are disks: the verdict on what they explain
     vision.locate      the whole geometric step, centres refined on the image
     vision.nestjudge   is a circle within a disk a disk lying on it, or a ring in its art: the image asked again
+    vision.lonejudge   is a face-less circle whose outline shows whole a chip, or a round spot of the cloth
+    vision.isolate     circles the image's edges vote for, read by the network one window each (fields of chips)
     vision.stacking    which disk lies on which: outline evidence in each overlap lens, face heights, history
     vision.ruler       where the range ruler lies (no disk is read on it when the table is read at another scale)
     vision.detect      this module: the steps in order, history seeds, table mm and the Scene

@@ -25,7 +25,7 @@ import numpy as np
 from tablesight.scene import SIZE_CLASSES
 from vision.facemap import STRIDE, face_maps_batch
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, fit_circles
-from vision.locate import ring_colours
+from vision.locate import on_battlefield, ring_colours
 from vision.refine import align_centres
 
 WINDOW_ALIGN = 16                  # the network's total stride: a window is a whole number of them
@@ -157,10 +157,7 @@ def confirmed_alone(rect: np.ndarray, fits: Sequence[DiskFit], radii_px: Sequenc
         return list(fits)
     cand = edge_circles(rect, radii_px, cfg.isolate_votes, cfg.isolate_most)
     r = np.array([radii_px[k] for k in cand.size_index], np.float64)
-    keep = np.ones(len(r), bool)
-    if battlefield_px is not None:     # off the battlefield on one side at most (a disk hanging over an edge)
-        x0, y0, x1, y1 = battlefield_px
-        keep &= ((cand.x < x0).astype(int) + (cand.x > x1) + (cand.y < y0) + (cand.y > y1)) <= 1
+    keep = on_battlefield(cand.x, cand.y, 1.0, battlefield_px)
     slack = cfg.rim_tolerance_mm * px_per_mm
     placed = [(f.cx, f.cy, f.r_px) for f in fits]
     if placed:

@@ -35,9 +35,9 @@ def _to_rect(a, scale: float) -> np.ndarray:
     return (np.asarray(a) + 0.5) * scale - 0.5
 
 
-def _on_battlefield(u: np.ndarray, v: np.ndarray, scale: float,
-                    battlefield_px: tuple[float, float, float, float] | None) -> np.ndarray:
-    """Whether each centre (map px) may be a disk's: off the battlefield (x0, y0, x1, y1; rectified px) on one side
+def on_battlefield(u: np.ndarray, v: np.ndarray, scale: float,
+                   battlefield_px: tuple[float, float, float, float] | None) -> np.ndarray:
+    """Whether each centre (map px, `scale` rectified px each: 1 for rectified px) may be a disk's: off the battlefield (x0, y0, x1, y1; rectified px) on one side
     at most (a disk hanging over an edge), never beyond two (the marker tiles' corners)."""
     if battlefield_px is None:
         return np.ones(len(u), bool)
@@ -224,7 +224,7 @@ def locate_in_maps(maps: FaceMaps, rect: np.ndarray, radii_px: Sequence[float], 
     if len(cand) == 0:
         return []
     r_class = np.array([radii_map[k] for k in cand.size_index], np.float64)
-    allowed = _on_battlefield(cand.u, cand.v, scale, battlefield_px)
+    allowed = on_battlefield(cand.u, cand.v, scale, battlefield_px)
     # a coarse look first: circles off the battlefield, or with next to no outline anywhere near, are not fitted.
     # Its 24 rays are among the fit's (every fourth of the default 96): then the fit's first reading is made for all
     # candidates and the coarse look is its columns, the same samples read once (on whole frames next to no
@@ -326,7 +326,7 @@ def lone_circles(maps: FaceMaps, rect: np.ndarray, fits: Sequence[DiskFit], radi
     if len(cand) == 0:
         return []
     r_class = np.array([radii_map[k] for k in cand.size_index], np.float64)
-    keep = _on_battlefield(cand.u, cand.v, scale, battlefield_px)
+    keep = on_battlefield(cand.u, cand.v, scale, battlefield_px)
     slack = cfg.rim_tolerance_mm * mm
     placed = [((f.cx + 0.5) / scale - 0.5, (f.cy + 0.5) / scale - 0.5, f.r_px / scale) for f in fits]
     if placed:

@@ -88,6 +88,19 @@ def test_a_chip_read_alone_shows_its_face_and_outline_and_its_centre_is_refitted
     assert got.face[1] < 0.2 and got.share[1] < 0.3      # plain cloth
 
 
+@pytest.mark.parametrize("px_per_mm, network_ppm", [(2.0, 1.0), (1.0, 1.5)],
+                         ids=["a sharper rectified frame", "small chips shown larger"])
+def test_a_chip_is_read_alone_at_the_networks_scale_whatever_the_frames(px_per_mm, network_ppm):
+    r = 22.0 * px_per_mm                                   # 22 mm at px_per_mm
+    size = (int(400 * px_per_mm), int(400 * px_per_mm))
+    c = 200.0 * px_per_mm
+    img = _chips([(c, c)], r, [(200, 200, 210)], size=size)
+    cv2.circle(img, (int(c), int(c)), int(14 * px_per_mm), (60, 40, 160), -1, cv2.LINE_AA)
+    got = read_alone(img, np.array([c + 2.0]), np.array([c - 1.0]), r, px_per_mm, network_ppm)
+    assert got.face[0] > 0.6 and got.share[0] > 0.8
+    assert abs(got.x[0] - c) < 1.0 * px_per_mm and abs(got.y[0] - c) < 1.0 * px_per_mm
+
+
 def test_a_circle_over_a_disk_found_is_not_read_and_nothing_is_read_when_off():
     img = _chips([(200, 200)], 22, [(200, 200, 210)])
     found = DiskFit(cx=200.0, cy=200.0, r_px=22.0, size="small", rim_fraction=1.0, open_consistency=1.0,
