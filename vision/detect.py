@@ -35,7 +35,7 @@ from vision.candidates import Seed
 from vision.facemap import STRIDE, TRAINED_DIAMETERS_MM, FaceMaps, face_maps
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
 from vision.locate import lone_circles, locate_in_maps, peaks_of
-from vision.isolate import confirmed_alone
+from vision.isolate import confirmed_alone, edge_circles
 from vision.lonejudge import confirmed_lone
 from vision.nestjudge import confirmed_nests
 from vision.refine import align_centres, rays_over_lower
@@ -348,13 +348,15 @@ def locate_disks(rect: np.ndarray, calibration: Any, sizes: DiskSizes, previous:
     detection: Detection | None = None
     scale = map_scale(ppm, net)
     peaks = peaks_of(maps, radii, scale, config)       # the seeds change from pass to pass, the maps do not
+    edges = edge_circles(rect, radii, config.isolate_votes, config.isolate_most) \
+        if config.isolate_face is not None else None    # nor do the image's edges
     for _ in range(passes):
         seeds_of = previous if detection is None else detection.scene
         fits = locate_in_maps(maps, rect, radii, scale, net / STRIDE, seeds_from(seeds_of, calibration, sizes),
                               config, battlefield_px(calibration), where, peaks=peaks)
         fits = confirmed_lone(rect, fits, lone_circles(maps, rect, fits, radii, scale, net / STRIDE, config,
                                                        battlefield_px(calibration), where, peaks=peaks), ppm, config)
-        fits = confirmed_alone(rect, fits, radii, ppm, net, config, battlefield_px(calibration), where)
+        fits = confirmed_alone(rect, fits, radii, ppm, net, config, battlefield_px(calibration), where, edges)
         fits = confirmed_nests(rect, fits, ppm, config)
         detection = finish_detection(maps, fits, rect, calibration, sizes, seeds_of, config)
     assert detection is not None

@@ -148,14 +148,15 @@ def read_alone(rect: np.ndarray, x: np.ndarray, y: np.ndarray, r: float, px_per_
 def confirmed_alone(rect: np.ndarray, fits: Sequence[DiskFit], radii_px: Sequence[float], px_per_mm: float,
                     network_ppm: float, cfg: DetectorConfig = DEFAULT_CONFIG,
                     battlefield_px: tuple[float, float, float, float] | None = None,
-                    where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
-                    ) -> list[DiskFit]:
+                    where: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                    circles: EdgeCircles | None = None) -> list[DiskFit]:
     """`fits` with every circle the image's edges vote for, overlapping none of them nor each other, that the
     network reads as a disk when it sees it alone (`cfg.isolate_face`, `cfg.isolate_rim`); `fits` as they are
-    when not asked. `battlefield_px`, `where`: as `vision.locate.locate_in_maps`'."""
+    when not asked. `battlefield_px`, `where`: as `vision.locate.locate_in_maps`'. `circles`: the image's
+    `edge_circles` when already voted for (a second pass over the same frame)."""
     if cfg.isolate_face is None:
         return list(fits)
-    cand = edge_circles(rect, radii_px, cfg.isolate_votes, cfg.isolate_most)
+    cand = circles if circles is not None else edge_circles(rect, radii_px, cfg.isolate_votes, cfg.isolate_most)
     r = np.array([radii_px[k] for k in cand.size_index], np.float64)
     keep = on_battlefield(cand.x, cand.y, 1.0, battlefield_px)
     slack = cfg.rim_tolerance_mm * px_per_mm
