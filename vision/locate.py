@@ -37,8 +37,9 @@ def _to_rect(a, scale: float) -> np.ndarray:
 
 def on_battlefield(u: np.ndarray, v: np.ndarray, scale: float,
                    battlefield_px: tuple[float, float, float, float] | None) -> np.ndarray:
-    """Whether each centre (map px, `scale` rectified px each: 1 for rectified px) may be a disk's: off the battlefield (x0, y0, x1, y1; rectified px) on one side
-    at most (a disk hanging over an edge), never beyond two (the marker tiles' corners)."""
+    """Whether each centre (map px, `scale` rectified px each: 1 for rectified px) may be a disk's: off the
+    battlefield (x0, y0, x1, y1; rectified px) on one side at most (a disk hanging over an edge), never beyond two
+    (the marker tiles' corners)."""
     if battlefield_px is None:
         return np.ones(len(u), bool)
     x0, y0, x1, y1 = battlefield_px
