@@ -173,7 +173,8 @@ def test_a_few_training_steps_export_a_judge_that_runs(tmp_path):
 def test_chips_of_a_heap_whose_faces_the_network_loses_are_found_by_the_lone_judge():
     # A heaped table (chips of one print poured out) in a training family's room, test seed: the face network reads
     # the heap as a cloth's pattern and the eye alone finds 25 of its 40 disks; asked, the lone judge adds the chips
-    # whose outlines show whole, and nothing that is not a disk.
+    # whose outlines show whole, and nothing that is not a disk. Measured without the chips read alone
+    # (`vision.isolate`), which find the same chips where the judge is not asked; the whole eye is checked last.
     from vision.detect import detect_frame
     from vision.synth.render import render_frame
     from vision.synth.seeds import TEST_SEEDS
@@ -189,9 +190,12 @@ def test_chips_of_a_heap_whose_faces_the_network_loses_are_found_by_the_lone_jud
     def true_disk(d):
         return any(d.size == t.size and math.hypot(d.x_mm - t.x_mm, d.y_mm - t.y_mm) < 0.3 * t.radius_mm for t in truth)
 
-    off = detect_frame(frame.image, cal, diam, config=replace(DEFAULT_CONFIG, lone_probability=None))
-    on = detect_frame(frame.image, cal, diam)
+    judged = replace(DEFAULT_CONFIG, isolate_face=None)
+    off = detect_frame(frame.image, cal, diam, config=replace(judged, lone_probability=None))
+    on = detect_frame(frame.image, cal, diam, config=judged)
     assert sum(map(true_disk, on.disks)) >= sum(map(true_disk, off.disks)) + 3
     assert all(map(true_disk, on.disks)) and all(map(true_disk, off.disks))
     for d in off.disks:       # what the eye found alone stays found
         assert any(e.size == d.size and math.hypot(e.x_mm - d.x_mm, e.y_mm - d.y_mm) < 1.0 for e in on.disks)
+    whole = detect_frame(frame.image, cal, diam)
+    assert all(map(true_disk, whole.disks)) and sum(map(true_disk, whole.disks)) >= sum(map(true_disk, on.disks))
