@@ -92,8 +92,10 @@ class DetectorConfig:
                                           # family, standard / alike / heaped tables, circles read alone, disks and
                                           # not: 0.3 and 0.8 2 / 25 / 81 and 1 / 1 / 1; 0.3 and 0.75 2 / 29 / 89
                                           # and 4 / 5 / 4; 0.5 and 0.8 2 / 25 / 78 and 1 / 1 / 1
-    isolate_window: float = 1.6           # the window it is read in, radii a side (neighbours 1.6 diameters
-                                          # apart out of view)
+    isolate_window: float = 1.6           # the window it is read in, radii a side: set from the diagnosis, then
+                                          # checked on tuning frames (standard / alike / heaped, found and not a
+                                          # disk): 1.3 780 / 1059 / 1283 and 11 / 6 / 10; 1.6 781 / 1060 / 1285
+                                          # and 10 / 5 / 7; 2.0 781 / 1061 / 1287 and 9 / 5 / 7 (not yet taken)
     isolate_votes: float = 0.2            # share of its outline whose edges vote for a circle to be read at all
     isolate_most: int = 40                # circles voted for, at most, of each radius
 
