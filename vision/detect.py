@@ -34,8 +34,8 @@ from tablesight.scene import SIZE_CLASSES, Disk, Scene
 from vision.candidates import Seed
 from vision.facemap import STRIDE, TRAINED_DIAMETERS_MM, FaceMaps, face_maps
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
-from vision.locate import lone_circles, locate_in_maps, peaks_of
 from vision.isolate import confirmed_alone, edge_circles
+from vision.locate import lone_circles, locate_in_maps, peaks_of
 from vision.lonejudge import confirmed_lone
 from vision.nestjudge import confirmed_nests
 from vision.refine import align_centres, rays_over_lower

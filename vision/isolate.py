@@ -118,15 +118,18 @@ def read_alone(rect: np.ndarray, x: np.ndarray, y: np.ndarray, r: float, px_per_
     ratio = px_per_mm / network_ppm                   # rectified px per network px
     side = WINDOW_ALIGN * math.ceil(2 * cfg.isolate_window * r / ratio / WINDOW_ALIGN)   # network px
     half = side * ratio / 2.0                         # rectified px
-    pad = int(math.ceil(half)) + 2
-    padded = cv2.copyMakeBorder(rect, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
-    # each window's top-left corner at a whole pixel of the padded image; where its circle lies in it
-    wx, wy = np.rint(x + pad - half).astype(int), np.rint(y + pad - half).astype(int)
-    cx, cy = x + pad - wx, y + pad - wy
+    # each window's top-left corner at a whole pixel of the frame; where its circle lies in it
+    wx, wy = np.rint(x - half).astype(int), np.rint(y - half).astype(int)
+    cx, cy = x - wx, y - wy
     n = int(round(side * ratio))
+    h, w = rect.shape[:2]
     windows = np.empty((m, side, side, 3), np.uint8)
     for i in range(m):
-        cut = padded[wy[i]:wy[i] + n, wx[i]:wx[i] + n]
+        x0, y0 = int(wx[i]), int(wy[i])
+        cut = rect[max(0, y0):min(h, y0 + n), max(0, x0):min(w, x0 + n)]
+        if cut.shape[:2] != (n, n):     # the window runs off the frame: only its own part is padded
+            cut = cv2.copyMakeBorder(cut, max(0, -y0), max(0, y0 + n - h), max(0, -x0), max(0, x0 + n - w),
+                                     cv2.BORDER_REPLICATE)
         windows[i] = cut if n == side else cv2.resize(cut, (side, side), interpolation=cv2.INTER_AREA
                                                        if ratio > 1 else cv2.INTER_LINEAR)
     maps = face_maps_batch(windows, cfg.model_path)
