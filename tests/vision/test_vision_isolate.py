@@ -88,6 +88,13 @@ def test_a_chip_read_alone_shows_its_face_and_outline_and_its_centre_is_refitted
     assert got.face[1] < 0.2 and got.share[1] < 0.3      # plain cloth
 
 
+def test_a_chip_at_the_frames_edge_is_read_in_a_window_running_off_it():
+    img = _chips([(26, 200), (200, 374)], 22, [(200, 200, 210)] * 2)
+    got = read_alone(img, np.array([26.0, 200.0]), np.array([200.0, 374.0]), 22.0, 1.0, 1.0)
+    assert (got.face > 0.6).all() and (got.share > 0.8).all()
+    assert np.allclose(got.x, [26, 200], atol=1.0) and np.allclose(got.y, [200, 374], atol=1.0)
+
+
 @pytest.mark.parametrize("px_per_mm, network_ppm", [(2.0, 1.0), (1.0, 1.5)],
                          ids=["a sharper rectified frame", "small chips shown larger"])
 def test_a_chip_is_read_alone_at_the_networks_scale_whatever_the_frames(px_per_mm, network_ppm):
