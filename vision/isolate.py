@@ -55,18 +55,21 @@ def edge_circles(rect: np.ndarray, radii_px: Sequence[float], min_share: float, 
     small = cv2.GaussianBlur(small, (0, 0), 1.0)
     h, w = small.shape[:2]
     # each pixel's gradient in the colour plane where it is steepest: a red chip on green felt is nearly the same
-    # grey, its edge plain in colour (as OpenCV's Canny does for colour images)
-    gx, gy, magnitude = None, None, None
-    for plane in cv2.split(small):
-        px, py = cv2.Sobel(plane, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(plane, cv2.CV_32F, 0, 1, ksize=3)
-        m = cv2.magnitude(px, py)
-        if magnitude is None:
-            gx, gy, magnitude = px, py, m
-        else:
-            steeper = m > magnitude
-            gx, gy, magnitude = np.where(steeper, px, gx), np.where(steeper, py, gy), np.maximum(m, magnitude)
-    high = float(np.clip(EDGE_OVER_MEDIAN * np.median(magnitude[::3, ::3]), EDGE_LEAST, EDGE_MOST))
-    ys, xs = np.nonzero(cv2.Canny(gx.astype(np.int16), gy.astype(np.int16), high / 2, high, L2gradient=True))
+    # grey, its edge plain in colour (as OpenCV's Canny does for colour images); 3x3 Sobel in whole numbers, the
+    # planes compared by squared length (exact in int32)
+    gx, gy = cv2.spatialGradient(small[..., 0] if small.ndim == 3 else small)
+    steepest = gx.astype(np.int32) ** 2 + gy.astype(np.int32) ** 2
+    for c in range(1, small.shape[2] if small.ndim == 3 else 1):
+        px, py = cv2.spatialGradient(np.ascontiguousarray(small[..., c]))
+        sq = px.astype(np.int32) ** 2 + py.astype(np.int32) ** 2
+        steeper = sq > steepest
+        np.copyto(gx, px, where=steeper)
+        np.copyto(gy, py, where=steeper)
+        np.maximum(steepest, sq, out=steepest)
+    magnitude = cv2.magnitude(gx.astype(np.float32), gy.astype(np.float32))
+    high = float(np.clip(EDGE_OVER_MEDIAN * np.median(np.ascontiguousarray(magnitude[::3, ::3])), EDGE_LEAST,
+                         EDGE_MOST))
+    ys, xs = np.nonzero(cv2.Canny(gx, gy, high / 2, high, L2gradient=True))
     mag = magnitude[ys, xs] + 1e-6
     dx, dy = gx[ys, xs] / mag, gy[ys, xs] / mag
     out: list[tuple[np.ndarray, ...]] = []
@@ -83,9 +86,10 @@ def edge_circles(rect: np.ndarray, radii_px: Sequence[float], min_share: float, 
         acc = cv2.boxFilter(acc, -1, (3, 3), normalize=False)      # votes within a pixel (2 mm at 1 px/mm)
         share = acc / np.float32(2 * math.pi * rh)
         reach = max(3, int(rh) | 1)
-        peak = (share >= min_share) & (share >= cv2.dilate(share, np.ones((reach, reach), np.uint8)))
-        py_, px_ = np.nonzero(peak)
-        s = share[py_, px_]
+        at = np.flatnonzero(share >= min_share)          # few: the local maxima are looked for among them only
+        at = at[share.ravel()[at] >= cv2.dilate(share, np.ones((reach, reach), np.uint8)).ravel()[at]]
+        py_, px_ = np.divmod(at, w)
+        s = share.ravel()[at]
         order = np.argsort(-s, kind="stable")[:most]
         out.append((2.0 * px_[order] + 0.5, 2.0 * py_[order] + 0.5, np.full(len(order), k), s[order]))
     if not out:
