@@ -96,6 +96,12 @@ class DetectorConfig:
                                           # checked on tuning frames (standard / alike / heaped, found and not a
                                           # disk): 1.3 780 / 1059 / 1283 and 11 / 6 / 10; 1.6 781 / 1060 / 1285
                                           # and 10 / 5 / 7; 2.0 781 / 1061 / 1287 and 9 / 5 / 7 (not yet taken)
+    isolate_overlap: bool = True          # circles partly over or under a disk found are read alone too (each
+                                          # centre outside the other's disk), their outline counted only where
+                                          # no disk found lies nor touches: chips in a heap lie on each other and
+                                          # touch. Tuning frames, 4 a family, standard / alike / heaped, found
+                                          # (not a disk): off 781 (10) / 1060 (5) / 1285 (7); on 783 (10) / 1063
+                                          # (5) / 1295 (7); touching rays counted 783 / 1065 / 1292, same made up
     isolate_votes: float = 0.2            # share of its outline whose edges vote for a circle to be read at all
     isolate_most: int = 40                # circles voted for, at most, of each radius
 

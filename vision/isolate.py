@@ -24,7 +24,7 @@ import numpy as np
 
 from tablesight.scene import SIZE_CLASSES
 from vision.facemap import STRIDE, face_maps_batch
-from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, fit_circles
+from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit, fit_circles, ray_angles
 from vision.locate import on_battlefield, ring_colours
 from vision.refine import align_centres
 
@@ -108,16 +108,24 @@ class AloneReading:
     shown: np.ndarray        # (M, rays)
     x: np.ndarray
     y: np.ndarray
+    hidden: np.ndarray | None = None     # (M, rays): rays whose outline lies on a disk found, not counted
 
     @property
     def share(self) -> np.ndarray:
-        return self.shown.mean(1) if self.shown.size else np.zeros(len(self.face))
+        """Share of each circle's outline shown, of the rays counted."""
+        if not self.shown.size:
+            return np.zeros(len(self.face))
+        if self.hidden is None:
+            return self.shown.mean(1)
+        counted = ~self.hidden
+        return (self.shown & counted).sum(1) / np.maximum(counted.sum(1), 1)
 
 
 def read_alone(rect: np.ndarray, x: np.ndarray, y: np.ndarray, r: float, px_per_mm: float, network_ppm: float,
-               cfg: DetectorConfig = DEFAULT_CONFIG) -> AloneReading:
+               cfg: DetectorConfig = DEFAULT_CONFIG, hidden: np.ndarray | None = None) -> AloneReading:
     """Circles of one radius `r` (rectified px) at (x, y), each read by the network in a window of
-    `cfg.isolate_window` radii a side (what lies beyond the frame's edge repeats its last pixels)."""
+    `cfg.isolate_window` radii a side (what lies beyond the frame's edge repeats its last pixels). `hidden` (M,
+    rays): rays not fitted on nor counted (the outline lies on a disk found there)."""
     m = len(x)
     ratio = px_per_mm / network_ppm                   # rectified px per network px
     side = WINDOW_ALIGN * math.ceil(2 * cfg.isolate_window * r / ratio / WINDOW_ALIGN)   # network px
@@ -143,13 +151,39 @@ def read_alone(rect: np.ndarray, x: np.ndarray, y: np.ndarray, r: float, px_per_
     rim = np.ascontiguousarray(maps[:, 1].transpose(1, 0, 2).reshape(mh, m * mw))
     u, v = (cx + 0.5) / scale - 0.5, (cy + 0.5) / scale - 0.5
     mm = px_per_mm / scale                            # map px per mm
-    reading = fit_circles(rim, u + np.arange(m) * mw, v, np.full(m, r / scale), cfg, mm)
+    reading = fit_circles(rim, u + np.arange(m) * mw, v, np.full(m, r / scale), cfg, mm, exclude=hidden)
     shown = (reading.peak >= cfg.rim_level) & (np.abs(reading.offset) <= cfg.rim_tolerance_mm * mm)
     fu, fv = reading.u - np.arange(m) * mw, reading.v
     yy, xx = np.mgrid[0:mh, 0:mw]
     inside = np.hypot(xx[None] - fu[:, None, None], yy[None] - fv[:, None, None]) < 0.7 * r / scale
     face = (maps[:, 0] * inside).sum((1, 2)) / np.maximum(inside.sum((1, 2)), 1)
-    return AloneReading(face=face.astype(np.float64), shown=shown, x=x + (fu - u) * scale, y=y + (fv - v) * scale)
+    return AloneReading(face=face.astype(np.float64), shown=shown, x=x + (fu - u) * scale, y=y + (fv - v) * scale,
+                        hidden=hidden)
+
+
+def hidden_rays(x: np.ndarray, y: np.ndarray, r: np.ndarray, placed: np.ndarray, rays: int,
+                explain: float) -> np.ndarray:
+    """(M, rays): which rays of each circle (x, y, r) end on one of the `placed` disks ((P, 3): x, y, r; all
+    rectified px) or within `explain` of its outline (a neighbour it touches: the edge there is shared)."""
+    a = ray_angles(rays)
+    ex = x[:, None] + r[:, None] * np.cos(a)[None]
+    ey = y[:, None] + r[:, None] * np.sin(a)[None]
+    if not len(placed):
+        return np.zeros(ex.shape, bool)
+    d = np.hypot(ex[..., None] - placed[:, 0], ey[..., None] - placed[:, 1])
+    return (d < placed[:, 2] + explain).any(-1)
+
+
+def admitted(x: np.ndarray, y: np.ndarray, r: np.ndarray, placed: np.ndarray, slack: float,
+             overlap: bool) -> np.ndarray:
+    """Which circles may be read alone beside the `placed` disks ((P, 3)): clear of them all, or with `overlap`,
+    each centre outside every one of them and none of their centres inside it."""
+    if not len(placed):
+        return np.ones(len(x), bool)
+    d = np.hypot(x[:, None] - placed[None, :, 0], y[:, None] - placed[None, :, 1])
+    if overlap:
+        return ~((d < placed[None, :, 2]) | (d < r[:, None])).any(1)
+    return ~(d < r[:, None] + placed[None, :, 2] - slack).any(1)
 
 
 def confirmed_alone(rect: np.ndarray, fits: Sequence[DiskFit], radii_px: Sequence[float], px_per_mm: float,
@@ -168,25 +202,30 @@ def confirmed_alone(rect: np.ndarray, fits: Sequence[DiskFit], radii_px: Sequenc
     keep = on_battlefield(cand.x, cand.y, 1.0, battlefield_px)
     slack = cfg.rim_tolerance_mm * px_per_mm
     placed = [(f.cx, f.cy, f.r_px) for f in fits]
-    if placed:
-        at = np.array(placed)
-        d = np.hypot(cand.x[:, None] - at[None, :, 0], cand.y[:, None] - at[None, :, 1])
-        keep &= ~(d < r[:, None] + at[None, :, 2] - slack).any(1)
+    keep &= admitted(cand.x, cand.y, r, np.array(placed).reshape(-1, 3), slack, cfg.isolate_overlap)
+    # rays ending on or beside a disk found (fits only) are neither fitted on nor counted: the edge there is not theirs
+    found_at = np.array(placed).reshape(-1, 3)
     if where is not None and keep.any():
         keep &= np.asarray(where(cand.x, cand.y, r), bool)
     found: list[DiskFit] = []
     for radius in np.unique(r[keep]):
         idx = np.flatnonzero(keep & (r == radius))
-        got = read_alone(rect, cand.x[idx], cand.y[idx], float(radius), px_per_mm, network_ppm, cfg)
+        hidden = hidden_rays(cand.x[idx], cand.y[idx], np.full(len(idx), radius), found_at, cfg.rays,
+                             cfg.explain_mm * px_per_mm) \
+            if cfg.isolate_overlap else None
+        got = read_alone(rect, cand.x[idx], cand.y[idx], float(radius), px_per_mm, network_ppm, cfg, hidden)
         share = got.share
         ok = (got.face >= cfg.isolate_face) & (share >= cfg.isolate_rim)
+        if hidden is not None:      # at least half its outline where no disk found lies
+            ok &= (~hidden).mean(1) >= 0.5
         for i in np.argsort(-(got.face * share), kind="stable"):
-            if not ok[i] or any(math.hypot(got.x[i] - px, got.y[i] - py) < radius + pr - slack
-                                for px, py, pr in placed):
+            if not ok[i] or not admitted(got.x[i:i + 1], got.y[i:i + 1], np.array([radius]),
+                                         np.array(placed).reshape(-1, 3), slack, cfg.isolate_overlap)[0]:
                 continue
             fx, fy = got.x[i], got.y[i]
             if cfg.align:
-                ax, ay = align_centres(rect, np.array([fx]), np.array([fy]), np.array([radius]), got.shown[i][None])
+                rays = got.shown[i] if hidden is None else got.shown[i] & ~hidden[i]
+                ax, ay = align_centres(rect, np.array([fx]), np.array([fy]), np.array([radius]), rays[None])
                 fx, fy = float(ax[0]), float(ay[0])
             placed.append((fx, fy, float(radius)))
             k = int(cand.size_index[idx[i]])

@@ -80,7 +80,9 @@ class CommitInfo:
 #: patterned cloth was carried through a clip (11 more disk-moments made up): not kept.
 #: Chips are read alone too (`vision.isolate`): on the same clips of chips printed alike 93.6 -> 94.5 % found, nothing
 #: more made up, pin sets 253 -> 259 of 606; printed as usual nothing more made up (benchmarks/results/vision.md).
-LIVE_DETECTOR = replace(DEFAULT_CONFIG, nest_probability=None)
+#: Circles partly over or under a disk found (`DetectorConfig.isolate_overlap`) are not read alone here: chosen on
+#: single tuning frames, not yet played through the clips.
+LIVE_DETECTOR = replace(DEFAULT_CONFIG, nest_probability=None, isolate_overlap=False)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import pytest
 from vision.cpu_layout import any_batch
 from vision.facemap import MODEL_PATH, face_maps, face_maps_batch
 from vision.fit import DEFAULT_CONFIG, DetectorConfig, DiskFit
-from vision.isolate import confirmed_alone, edge_circles, read_alone
+from vision.isolate import admitted, confirmed_alone, edge_circles, hidden_rays, read_alone
 
 _ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,6 +117,44 @@ def test_a_circle_over_a_disk_found_is_not_read_and_nothing_is_read_when_off():
     assert confirmed_alone(img, [], [22.0, 32.0, 44.0], 1.0, 1.0, off) == []
     got = confirmed_alone(img, [], [22.0, 32.0, 44.0], 1.0, 1.0)
     assert len(got) == 1 and got[0].size == "small" and abs(got[0].cx - 200) < 1.0
+
+
+def test_a_chip_partly_under_a_disk_found_is_read_alone_only_when_overlap_is_read():
+    """Chips in a heap lie on each other: the lower one's outline shows only where the upper does not lie."""
+    img = _chips([(200, 200), (235, 210)], 22, [(200, 200, 210), (40, 40, 190)])   # the second drawn over the first
+    upper = DiskFit(cx=235.0, cy=210.0, r_px=22.0, size="small", rim_fraction=1.0, open_consistency=1.0,
+                    residual_px=0.0, ring_bgr=(0.0, 0.0, 0.0), confidence=0.9)
+    radii = [22.0, 32.0, 44.0]
+    assert confirmed_alone(img, [upper], radii, 1.0, 1.0, replace(DEFAULT_CONFIG, isolate_overlap=False)) == [upper]
+    got = confirmed_alone(img, [upper], radii, 1.0, 1.0, replace(DEFAULT_CONFIG, isolate_overlap=True))
+    assert len(got) == 2 and got[0] == upper
+    assert got[1].size == "small" and np.hypot(got[1].cx - 200, got[1].cy - 200) < 1.5
+
+
+@pytest.mark.parametrize("placed, hidden_at, shown_at", [
+    ((130.0, 100.0, 20.0), [0], [90, 180, 270]),        # overlapping: the rays across the other's face
+    ((140.0, 100.0, 20.0), [0], [60, 90, 180, 270]),    # touching: the shared edge only
+    ((100.0, 160.0, 20.0), [], [0, 90, 180, 270]),      # clear of it
+], ids=["overlapping", "touching", "clear"])
+def test_rays_ending_on_or_beside_a_disk_found_are_not_counted(placed, hidden_at, shown_at):
+    hidden = hidden_rays(np.array([100.0]), np.array([100.0]), np.array([20.0]), np.array([placed]), 360, 2.0)[0]
+    assert all(hidden[a] for a in hidden_at) and not any(hidden[a] for a in shown_at)
+    assert not hidden_rays(np.array([100.0]), np.array([100.0]), np.array([20.0]), np.zeros((0, 3)), 36, 2.0).any()
+
+
+@pytest.mark.parametrize("centre, clear, overlap", [
+    ((100.0, 100.0), True, True),       # far from it
+    ((160.0, 100.0), False, True),      # overlapping, each centre outside the other
+    ((185.0, 100.0), False, False),     # its centre on the disk found
+    ((162.0, 100.0), False, False),     # the disk found's centre within it (the larger circle)
+], ids=["clear", "overlapping", "centre-on-it", "over-its-centre"])
+def test_which_circles_may_be_read_beside_a_disk_found(centre, clear, overlap):
+    placed = np.array([[200.0, 100.0, 22.0]])
+    r = np.array([44.0 if centre == (162.0, 100.0) else 22.0])
+    x, y = np.array([centre[0]]), np.array([centre[1]])
+    assert admitted(x, y, r, placed, 2.0, overlap=False)[0] == clear
+    assert admitted(x, y, r, placed, 2.0, overlap=True)[0] == overlap
+    assert admitted(x, y, r, np.zeros((0, 3)), 2.0, overlap=True).all()
 
 
 @pytest.mark.parametrize("bad", [{"isolate_face": 1.5}, {"isolate_rim": 0.0}, {"isolate_votes": 2.0},
