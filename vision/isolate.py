@@ -165,13 +165,18 @@ def hidden_rays(x: np.ndarray, y: np.ndarray, r: np.ndarray, placed: np.ndarray,
                 explain: float) -> np.ndarray:
     """(M, rays): which rays of each circle (x, y, r) end on one of the `placed` disks ((P, 3): x, y, r; all
     rectified px) or within `explain` of its outline (a neighbour it touches: the edge there is shared)."""
+    hidden = np.zeros((len(x), rays), bool)
+    if not len(placed) or not len(x):
+        return hidden
+    # only the pairs near enough for a ray's end to come within reach (the triangle inequality rules out the rest)
+    i, j = np.nonzero(np.hypot(x[:, None] - placed[:, 0], y[:, None] - placed[:, 1])
+                      < r[:, None] + placed[:, 2] + explain)
     a = ray_angles(rays)
-    ex = x[:, None] + r[:, None] * np.cos(a)[None]
-    ey = y[:, None] + r[:, None] * np.sin(a)[None]
-    if not len(placed):
-        return np.zeros(ex.shape, bool)
-    d = np.hypot(ex[..., None] - placed[:, 0], ey[..., None] - placed[:, 1])
-    return (d < placed[:, 2] + explain).any(-1)
+    ex = x[i, None] + r[i, None] * np.cos(a)
+    ey = y[i, None] + r[i, None] * np.sin(a)
+    on = np.hypot(ex - placed[j, 0, None], ey - placed[j, 1, None]) < placed[j, 2, None] + explain
+    np.logical_or.at(hidden, i, on)
+    return hidden
 
 
 def admitted(x: np.ndarray, y: np.ndarray, r: np.ndarray, placed: np.ndarray, slack: float,

@@ -142,6 +142,17 @@ def test_rays_ending_on_or_beside_a_disk_found_are_not_counted(placed, hidden_at
     assert not hidden_rays(np.array([100.0]), np.array([100.0]), np.array([20.0]), np.zeros((0, 3)), 36, 2.0).any()
 
 
+def test_hidden_rays_of_many_circles_match_every_rays_end_checked_against_every_disk():
+    rng = np.random.default_rng(7)
+    x, y, r = rng.uniform(0, 300, 25), rng.uniform(0, 300, 25), rng.choice([22.0, 32.0, 44.0], 25)
+    placed = np.c_[rng.uniform(0, 300, 20), rng.uniform(0, 300, 20), rng.choice([22.0, 32.0, 44.0], 20)]
+    a = np.arange(96) * (2 * np.pi / 96)
+    ex, ey = x[:, None] + r[:, None] * np.cos(a), y[:, None] + r[:, None] * np.sin(a)
+    brute = (np.hypot(ex[..., None] - placed[:, 0], ey[..., None] - placed[:, 1]) < placed[:, 2] + 2.0).any(-1)
+    got = hidden_rays(x, y, r, placed, 96, 2.0)
+    assert brute.any() and not brute.all() and np.array_equal(got, brute)
+
+
 @pytest.mark.parametrize("centre, clear, overlap", [
     ((100.0, 100.0), True, True),       # far from it
     ((160.0, 100.0), False, True),      # overlapping, each centre outside the other
