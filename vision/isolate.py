@@ -57,10 +57,11 @@ def edge_circles(rect: np.ndarray, radii_px: Sequence[float], min_share: float, 
     # each pixel's gradient in the colour plane where it is steepest: a red chip on green felt is nearly the same
     # grey, its edge plain in colour (as OpenCV's Canny does for colour images); 3x3 Sobel in whole numbers, the
     # planes compared by squared length (exact in int32)
-    gx, gy = cv2.spatialGradient(small[..., 0] if small.ndim == 3 else small)
+    first, *others = cv2.split(small)
+    gx, gy = cv2.spatialGradient(first)
     steepest = gx.astype(np.int32) ** 2 + gy.astype(np.int32) ** 2
-    for c in range(1, small.shape[2] if small.ndim == 3 else 1):
-        px, py = cv2.spatialGradient(np.ascontiguousarray(small[..., c]))
+    for plane in others:
+        px, py = cv2.spatialGradient(plane)
         sq = px.astype(np.int32) ** 2 + py.astype(np.int32) ** 2
         steeper = sq > steepest
         np.copyto(gx, px, where=steeper)
@@ -207,9 +208,9 @@ def confirmed_alone(rect: np.ndarray, fits: Sequence[DiskFit], radii_px: Sequenc
     keep = on_battlefield(cand.x, cand.y, 1.0, battlefield_px)
     slack = cfg.rim_tolerance_mm * px_per_mm
     placed = [(f.cx, f.cy, f.r_px) for f in fits]
-    keep &= admitted(cand.x, cand.y, r, np.array(placed).reshape(-1, 3), slack, cfg.isolate_overlap)
-    # rays ending on or beside a disk found (fits only) are neither fitted on nor counted: the edge there is not theirs
     found_at = np.array(placed).reshape(-1, 3)
+    keep &= admitted(cand.x, cand.y, r, found_at, slack, cfg.isolate_overlap)
+    # rays ending on or beside a disk found (fits only) are neither fitted on nor counted: the edge there is not theirs
     if where is not None and keep.any():
         keep &= np.asarray(where(cand.x, cand.y, r), bool)
     found: list[DiskFit] = []
