@@ -1,6 +1,6 @@
 """The eye on its tuning seeds: where its settings are chosen, never on gate seeds or held-out families.
 
-    .venv/bin/python benchmarks/tune_eye.py [--frames 6] [--height-weight W] [--judge-weight W]
+    .venv/bin/python benchmarks/tune_eye.py [--frames 6] [--skip N] [--height-weight W] [--judge-weight W]
                                             [--accept-probability P] [--rim-level L] [--min-rim R]
                                             [--rays N]
                                             [--model NET.onnx --verdict VERDICT.json]
@@ -76,6 +76,8 @@ def line(name: str, t: Tally) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--frames", type=int, default=6, help="tuning frames per family")
+    p.add_argument("--skip", type=int, default=0, help="leave out each family's first N tuning seeds (other frames "
+                                                       "to judge a candidate on once more)")
     p.add_argument("--height-weight", type=float, default=None)
     p.add_argument("--judge-weight", type=float, default=None)
     p.add_argument("--accept-probability", type=float, default=None)
@@ -103,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="any other DetectorConfig setting (repeatable; `off` for None)")
     p.add_argument("--per-family", action="store_true")
     args = p.parse_args(argv)
+    if args.frames < 1 or args.skip < 0:
+        print("tune_eye: --frames must be >= 1 and --skip >= 0", file=sys.stderr)
+        return 2
     for name in ("model", "verdict", "judge", "nest_judge", "lone_judge"):
         path = getattr(args, name)
         if path is not None and not Path(path).is_file():
@@ -150,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     if chosen != stacking.DEFAULT_STACKING:
         detect.order_stacks = lambda *a, **k: stacking.order_stacks(*a, config=chosen, **k)  # noqa: E731
     total, per = Tally(), {}
-    for family, setup, camera in tuning_frames(args.frames, args.tier):
+    for family, setup, camera in tuning_frames(args.frames, args.tier, args.skip):
         camera = camera.sharper(args.camera_scale)
         frame = render_frame(setup, camera)
         diam = tuple(float(v) for v in setup.diameters_mm)
@@ -161,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     print(line("all tuning frames", total))
     print(f"  ({total.found['visible']} of {total.present['visible']} disks >= 50 % visible found, "
           f"{total.detections - sum(total.found.values())} of {total.detections} detections not a disk; "
-          f"pins {total.pins_found} of {total.pins_detected} detected right, of {total.pins_true} true)")
+          f"pins {total.pins_found} of {total.pins_detected} detected right, of {total.pins_true} true; "
+          f"{total.order_ok} of {total.order_n} overlapping pairs ordered right)")
     if args.per_family:
         for family, t in per.items():
             print(line(family, t))

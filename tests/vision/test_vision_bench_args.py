@@ -133,3 +133,19 @@ def test_the_arrival_settings_are_played_and_off_is_the_change_maps_level(monkey
     assert bv.main(["--speed-seeds", "0", "--clip-seeds", "1", "--cover-seeds", "0", "--stack-seeds", "0",
                     "--live-seeds", "0", "--arrival", "level=off", "--arrival", "rest_mm=2"]) == 0
     assert [(a.level, a.rest_mm) for a in seen] == [(None, 2.0)]
+
+
+@pytest.mark.parametrize("args", [["--skip", "-1"], ["--frames", "0"]])
+def test_tune_eye_nonsense_frames_or_skip_is_one_clear_line(args, capsys):
+    assert _load("tune_eye").main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("tune_eye:") and "--skip" in err[0]
+
+
+def test_tune_eye_judges_on_the_seeds_after_those_skipped(monkeypatch):
+    tune = _load("tune_eye")
+    seen = []
+    monkeypatch.setattr(tune, "tuning_frames", lambda count, tier, skip: seen.append((count, tier, skip)) or [])
+    monkeypatch.setattr(tune, "line", lambda name, t: name)
+    assert tune.main(["--frames", "2", "--skip", "4", "--tier", "alike"]) == 0
+    assert seen == [(2, "alike", 4)]
