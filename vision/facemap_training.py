@@ -11,10 +11,14 @@ geometry of faces and outlines must. Needs the `train` extra (torch, onnx); CPU 
 when torch sees one). The result is one small ONNX file run by ONNX Runtime at run time.
 
 The default recipe (900 frames, 6000 steps of 12 crops) fits half an hour on two CPU cores. The shipped network
-had a lent GPU with 16 cores: frames rendered on 14 of them while it trained on the frames in so far, its crops cut
-on the GPU:
+had two lent GPUs with 16 cores: frames rendered on 14 of them while it trained on the frames in so far, its crops
+cut on the GPU, first from scratch, then on from that network with tables printed alike, melee piles and crops on
+disks lying wholly on others:
 
-    python -m vision.facemap_training --stream --frames 2385 --steps 6413 --batch 64 --crops-on-device --workers 14
+    python -m vision.facemap_training --stream --frames 2385 --steps 6413 --batch 64 --crops-on-device --workers 14 \
+        --out first.onnx
+    python -m vision.facemap_training --stream --frames 8000 --steps 100000 --batch 64 --crops-on-device --workers 14 \
+        --init first.onnx --max-lr 1e-3 --nested-share 0.15 --piled-share 0.1 --alike-share 0.2 --seed 3 --budget-s 420
 
 (a streamed run trains on the frames there at each step, so it is not repeatable frame for frame). On a lease whose
 pace is unknown, `--budget-s SECONDS` (with `--steps` as a cap) ends the run on time, the schedule following the

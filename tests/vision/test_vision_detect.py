@@ -62,10 +62,10 @@ def test_drawn_tables_are_found_with_size_centre_and_order(seed):
     assert n >= 3 and len(wrong) <= 0.3 * n, wrong
 
 
-@pytest.mark.xfail(strict=True, reason="a known failure of the eye's network trained on 2026-11-26: on this flat "
-                   "drawn look (no side wall, no shadow, the middle disk's face the colour of the one under it) the "
-                   "middle disk's thin border reads like a ring printed in the lower disk's art, and it is missed")
 def test_stack_of_three_gets_consistent_z():
+    # Failed with the network trained on 2026-11-26 (on this flat drawn look, no side wall nor shadow, the middle
+    # disk's thin border read like a ring printed in the lower disk's art); the network trained on from it on
+    # 2026-11-29 with crops on disks lying wholly on others finds the middle disk.
     truth = [DrawnDisk(300, 300, "large", 0, "red"), DrawnDisk(330, 310, "medium", 1, "blue"),
              DrawnDisk(350, 300, "small", 2, "red")]
     scene = detect_frame(draw_table(truth, 5), identity_calibration())

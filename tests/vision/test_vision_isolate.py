@@ -187,7 +187,8 @@ def _eval_real():
 @pytest.mark.slow
 def test_real_chips_set_out_in_rows_are_read_alone():
     """Named for the failure: 24 real coins in six rows, each plain to see on green felt, of which the eye found the
-    four at the corners (`benchmarks/results/real.md`): the network read the rest as the cloth's pattern."""
+    four at the corners (`benchmarks/results/real.md`): the network read the rest as the cloth's pattern. The
+    network trained on tables printed alike (2026-11-29) finds 13 of them alone; read alone too, every one."""
     er = _eval_real()
     try:
         frame, truth = er.composite("classic", 9000, "grid")
@@ -208,5 +209,4 @@ def test_real_chips_set_out_in_rows_are_read_alone():
 
     before, _ = found(replace(DEFAULT_CONFIG, isolate_face=None))
     after, made_up = found(DEFAULT_CONFIG)
-    assert before <= 6
-    assert after >= 12 and made_up == 0
+    assert before < after and after >= 20 and made_up == 0

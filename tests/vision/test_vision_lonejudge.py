@@ -170,11 +170,13 @@ def test_a_few_training_steps_export_a_judge_that_runs(tmp_path):
     assert judge_lone(img, [a], model_path=tmp_path / "judge.onnx").shape == (1,)
 
 
-def test_chips_of_a_heap_whose_faces_the_network_loses_are_found_by_the_lone_judge():
-    # A heaped table (chips of one print poured out) in a training family's room, test seed: the face network reads
-    # the heap as a cloth's pattern and the eye alone finds 25 of its 40 disks; asked, the lone judge adds the chips
-    # whose outlines show whole, and nothing that is not a disk. Measured without the chips read alone
-    # (`vision.isolate`), which find the same chips where the judge is not asked; the whole eye is checked last.
+def test_the_lone_judge_asked_about_a_heap_of_chips_keeps_what_the_eye_found_and_makes_up_nothing():
+    # A heaped table (chips of one print poured out) in a training family's room, test seed: the network trained
+    # before 2026-11-29 read the heap as a cloth's pattern and the eye alone found 25 of its 40 disks, the lone judge
+    # adding the chips whose outlines show whole. The network trained on tables printed alike finds 37 alone, and the
+    # judge adds none here (nor on 24 heaped test tables of four training families); asked, it must still keep every
+    # disk found and take nothing that is not a disk. Measured without the chips read alone (`vision.isolate`); the
+    # whole eye is checked last.
     from vision.detect import detect_frame
     from vision.synth.render import render_frame
     from vision.synth.seeds import TEST_SEEDS
@@ -193,7 +195,8 @@ def test_chips_of_a_heap_whose_faces_the_network_loses_are_found_by_the_lone_jud
     judged = replace(DEFAULT_CONFIG, isolate_face=None)
     off = detect_frame(frame.image, cal, diam, config=replace(judged, lone_probability=None))
     on = detect_frame(frame.image, cal, diam, config=judged)
-    assert sum(map(true_disk, on.disks)) >= sum(map(true_disk, off.disks)) + 3
+    assert sum(map(true_disk, off.disks)) >= 30
+    assert sum(map(true_disk, on.disks)) >= sum(map(true_disk, off.disks))
     assert all(map(true_disk, on.disks)) and all(map(true_disk, off.disks))
     for d in off.disks:       # what the eye found alone stays found
         assert any(e.size == d.size and math.hypot(e.x_mm - d.x_mm, e.y_mm - d.y_mm) < 1.0 for e in on.disks)
