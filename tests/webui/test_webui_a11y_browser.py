@@ -82,10 +82,22 @@ class Audit:
         self.problems: list[str] = []
         self.seen: dict[str, int] = {}
 
-    def check(self, where: str) -> int:
+    def _tagged(self) -> tuple[list, list]:
+        """The shown controls, tagged, and the DevTools nodes of those tags."""
         shown = self.page.evaluate(SHOWN, [INTERACTIVE, "svg#table"])
         root = self.cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
         nodes = self.cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-a11y-probe]"})["nodeIds"]
+        return shown, nodes
+
+    def check(self, where: str) -> int:
+        shown, nodes = self._tagged()
+        # a redraw between the two looks (a server event landing after the last action) drops the tags: look
+        # again once the page has had a moment to settle (a loaded machine sees it more often)
+        for _ in range(5):
+            if len(nodes) == len(shown):
+                break
+            self.page.wait_for_timeout(200)
+            shown, nodes = self._tagged()
         assert len(nodes) == len(shown), where  # the page did not redraw between the two looks
         for node, c in zip(nodes, shown):
             attrs = self.cdp.send("DOM.getAttributes", {"nodeId": node})["attributes"]
